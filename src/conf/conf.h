@@ -1,0 +1,82 @@
+/*
+ * conf — the gateway configuration: gateway settings plus P-Mode legs, loaded
+ * from XML and validated against schemas/as4gw-config.xsd (embedded), then
+ * checked for meaning (files readable, ports in range, no duplicate leg ids).
+ *
+ * A struct conf is immutable once loaded and has one owner; relative paths in
+ * the file are resolved against the file's directory at load time.
+ */
+#ifndef AS4GW_CONF_H
+#define AS4GW_CONF_H
+
+#include <stddef.h>
+
+#include "../util/err.h"
+
+struct conf_party {
+	char *party_id;
+	char *party_type;   /* NULL = no type attribute */
+	char *role;         /* NULL = any role */
+};
+
+enum conf_policy { CONF_NEVER = 0, CONF_OPTIONAL, CONF_REQUIRED };
+
+struct pmode_leg {
+	char *id;
+	char *agreement;        /* NULL = leg matches messages without AgreementRef */
+	char *agreement_type;   /* NULL = no type */
+	struct conf_party from, to;
+	char *service;
+	char *service_type;     /* NULL = no type */
+	char *action;
+	/* security policy (enforced from issue 3 on; parsed and kept now) */
+	enum conf_policy signing;     /* default REQUIRED */
+	enum conf_policy encryption;  /* default OPTIONAL */
+	int receipt_nrr;              /* 1: NRR receipt for signed messages (default) */
+	int retention_days;           /* 0 = the gateway default */
+};
+
+struct conf_limits {
+	size_t max_body_bytes;          /* maxBodyBytes, default 32 MiB */
+	unsigned connection_timeout_s;  /* connectionTimeoutSeconds, default 30 */
+	unsigned request_deadline_s;    /* requestDeadlineSeconds, default 120 */
+	unsigned per_ip_connections;    /* perIpConnections, default 32 */
+	unsigned max_connections;       /* maxConnections, default 512 */
+	size_t connection_memory_bytes; /* connectionMemoryBytes, default 64 KiB (bounds request headers) */
+	size_t request_memory_bytes;    /* requestMemoryBytes: per-request arena budget, default 256 MiB */
+	size_t max_parts;               /* maxParts: MIME parts per message, default 64 */
+	size_t max_xml_depth;           /* maxXmlDepth, default 64 */
+	size_t max_xml_nodes;           /* maxXmlNodes, default 100000 */
+};
+
+struct conf {
+	char *path;              /* the file loaded */
+	char *listen_host;       /* default 127.0.0.1 */
+	int listen_port;         /* default 8080 */
+	char *http_path;         /* default /as4 */
+	char *store_dsn;         /* default sqlite:var/as4gw.db */
+	unsigned threads;        /* default 4 */
+	char *tls_cert;          /* NULL = plain HTTP */
+	char *tls_key;
+	char *sign_cert;         /* gateway's signing certificate (PEM) */
+	char *sign_key;          /* its private key (PEM, unencrypted) */
+	int retention_days;      /* default 30 */
+	int retry_window_days;   /* partnerRetryWindowDays: retention may not be shorter; default 7 */
+	struct conf_limits limits;
+	struct pmode_leg *legs;
+	size_t n_legs;
+};
+
+/*
+ * Load and validate FILE.  On failure err.msg names the problem in one line,
+ * with the file and line where known: `conf/as4gw.xml:12: pmode "a": ...`.
+ */
+int conf_load(const char *path, struct conf **ret, struct err *err);
+
+/* Accepts NULL. */
+void conf_free(struct conf *c);
+
+/* Parse "host:port" (IPv4, [IPv6] or name) for --listen; 0 ok, -1 invalid. */
+int conf_parse_listen(const char *s, char **ret_host, int *ret_port);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * gateway — one push end to end, without HTTP: MIME -> SOAP -> ebMS -> P-Mode
+ * -> (WS-Security, issue 3) -> payload hash -> Receipt -> inbox, and the
+ * answer to send.  http/ feeds it bytes; fuzzers and tests can too.
+ */
+#ifndef AS4GW_GATEWAY_H
+#define AS4GW_GATEWAY_H
+
+#include <stddef.h>
+
+#include "../conf/conf.h"
+#include "../ebms/ebms.h"
+#include "../store/store.h"
+#include "../util/arena.h"
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../wss/wss.h"
+
+/* Long-lived and read-only once built; shared by all worker threads. */
+struct gateway {
+	const struct conf *conf;     /* borrowed; outlives the gateway */
+	struct ebms_schema *schema;
+	struct wss_key *key;         /* the gateway's signing key */
+};
+
+/* Compile the schema, load the signing key. */
+int gateway_new(const struct conf *conf, struct gateway **ret, struct err *err);
+void gateway_free(struct gateway *gw);
+
+struct gateway_request {
+	const char *content_type;    /* the HTTP Content-Type header, may be NULL */
+	const unsigned char *body;
+	size_t len;
+	const char *peer;            /* client address, for the inbox row and log */
+};
+
+struct gateway_answer {
+	int status;                  /* HTTP status */
+	const char *content_type;    /* static string */
+	struct buf body;             /* caller frees with buf_free */
+	int retry_after;             /* seconds; 0 = no Retry-After header */
+	/* for the log line (arena strings or static) */
+	const char *outcome;         /* new | duplicate | drift | error */
+	const char *message_id;
+	const char *from_party;
+	const char *pmode;
+	const char *ebms_code;
+	struct err err;              /* what went wrong, if anything */
+};
+
+/*
+ * Run the pipeline and fill ret with the answer.  Always produces an answer
+ * (worst case 500) and returns 0; -1 only if even the answer could not be
+ * built (out of memory), in which case ret->status is 500 and body empty.
+ * Nothing is stored unless the inbox transaction committed.
+ */
+int gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
+    const struct gateway_request *req, struct gateway_answer *ret);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * mime — multipart/related (SOAP with Attachments, AS4 profile 5.1.2) parser
+ * and writer, and the Content-Type grammar (RFC 2045 / RFC 2387).
+ *
+ * The parser never copies part bodies that are not transfer-encoded: part data
+ * points into the caller's body buffer, which must outlive the message.
+ * Everything else (headers, decoded base64 bodies) is allocated in the arena.
+ */
+#ifndef AS4GW_MIME_H
+#define AS4GW_MIME_H
+
+#include <stddef.h>
+
+#include "../util/arena.h"
+#include "../util/buf.h"
+#include "../util/err.h"
+
+struct mime_param {
+	const char *name;   /* lower case */
+	const char *value;  /* unquoted */
+};
+
+struct mime_ct {
+	const char *type;   /* "multipart/related", lower case, no parameters */
+	struct mime_param *params;
+	size_t n_params;
+};
+
+/* Parse a Content-Type header value; -1 when it is not type/subtype[; params]. */
+int mime_ct_parse(struct arena *a, const char *value, struct mime_ct *ret);
+
+/* Parameter value by (case-insensitive) name, or NULL. */
+const char *mime_ct_param(const struct mime_ct *ct, const char *name);
+
+struct mime_part {
+	const char *content_id;        /* without "<>" and "cid:"; NULL if absent */
+	const char *content_type;      /* raw header value; "text/plain" if absent (RFC 2045 5.2) */
+	const char *media_type;        /* lower-case type/subtype of content_type */
+	const char *transfer_encoding; /* lower case; "binary" if absent */
+	const unsigned char *data;     /* decoded body */
+	size_t len;
+};
+
+struct mime_message {
+	int multipart;             /* 0: the body was a bare application/soap+xml document */
+	struct mime_part *parts;   /* parts[root] is the SOAP envelope */
+	size_t n_parts;
+	size_t root;
+};
+
+struct mime_limits {
+	size_t max_parts;          /* default 64 */
+	size_t max_part_headers;   /* bytes of headers per part; default 16384 */
+};
+
+void mime_limits_default(struct mime_limits *lim);
+
+/*
+ * Split a request body by its Content-Type.
+ *  - application/soap+xml: one part, the whole body.
+ *  - multipart/related: boundary required (1..70 chars, no NUL/CR/LF) else
+ *    400; missing closing delimiter 400; more than max_parts 413 (ERR_HTTP);
+ *    the root is the part named by start= (with or without "<>"), else the
+ *    first part (AS4 profile; RSSBus sends a start= that matches nothing).
+ *    The root must be application/soap+xml (or text/xml for SOAP 1.1) else
+ *    ERR_EBMS EBMS:0007; two parts with one Content-ID -> EBMS:0007;
+ *    unknown Content-Transfer-Encoding or bad base64 -> EBMS:0007.
+ *  - anything else: ERR_HTTP 415.
+ */
+int mime_parse(struct arena *a, const char *content_type,
+    const unsigned char *body, size_t len, const struct mime_limits *lim,
+    struct mime_message *ret, struct err *err);
+
+/* The part with this Content-ID (compared without "<>"/"cid:"), or NULL. */
+const struct mime_part *mime_find(const struct mime_message *m,
+    const char *content_id);
+
+/* One part to write; parts[0] is the root (the SOAP envelope). */
+struct mime_out_part {
+	const char *content_id;     /* without "<>"; NULL = no Content-ID header */
+	const char *content_type;
+	const void *data;
+	size_t len;
+};
+
+/*
+ * Write a multipart/related body (binary transfer encoding, CRLF line ends)
+ * into out and the matching Content-Type header value into ret_content_type
+ * (arena).  A random boundary is chosen when boundary is NULL.
+ */
+int mime_write(struct arena *a, const struct mime_out_part *parts, size_t n,
+    const char *boundary, struct buf *out, const char **ret_content_type,
+    struct err *err);
+
+#endif

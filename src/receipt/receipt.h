@@ -1,0 +1,37 @@
+/*
+ * receipt — the gateway's answers as signed SOAP 1.2 envelopes: the AS4
+ * Receipt for an accepted UserMessage (AS4 profile 5.1.8) and the eb:Error
+ * signal (ebMS3 Core 6) for a refused one.
+ */
+#ifndef AS4GW_RECEIPT_H
+#define AS4GW_RECEIPT_H
+
+#include "../ebms/ebms.h"
+#include "../util/arena.h"
+#include "../util/buf.h"
+#include "../util/err.h"
+#include "../wss/wss.h"
+
+/*
+ * Build and sign the Receipt for um: eb:SignalMessage with a new MessageId
+ * (uuid@<host part>), Timestamp now, RefToMessageId = um's MessageId, and
+ * eb:Receipt containing a copy of the eb:UserMessage element (reception
+ * awareness; the NRR form with ebbp:NonRepudiationInformation comes with
+ * signature verification in issue 3).  The serialised envelope is appended to
+ * out; ret_message_id (arena, may be NULL) receives the Receipt's MessageId.
+ */
+int receipt_build(struct arena *a, const struct wss_key *key,
+    const struct ebms_user_message *um, struct buf *out,
+    const char **ret_message_id, struct err *err);
+
+/*
+ * Build and sign an eb:Error signal for a refused message: code (e.g.
+ * "EBMS:0010") with its severity, category and short description from the
+ * catalogue; description is a short partner-safe text (never err.detail);
+ * ref_to_message_id may be NULL when the MessageId could not be read.
+ */
+int receipt_build_error(struct arena *a, const struct wss_key *key,
+    const char *ref_to_message_id, const char *code,
+    const char *description, struct buf *out, struct err *err);
+
+#endif

@@ -1,0 +1,141 @@
+#include "codec.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+struct codec_sha256 {
+	EVP_MD_CTX *md;
+};
+
+struct codec_sha256 *
+codec_sha256_new(void)
+{
+	struct codec_sha256 *h = OPENSSL_zalloc(sizeof(*h));
+
+	if (h == NULL)
+		return NULL;
+	h->md = EVP_MD_CTX_new();
+	if (h->md == NULL || EVP_DigestInit_ex(h->md, EVP_sha256(), NULL) != 1) {
+		EVP_MD_CTX_free(h->md);
+		OPENSSL_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+int
+codec_sha256_update(struct codec_sha256 *h, const void *p, size_t len)
+{
+	if (h == NULL)
+		return -1;
+	return EVP_DigestUpdate(h->md, p, len) == 1 ? 0 : -1;
+}
+
+int
+codec_sha256_final(struct codec_sha256 *h, unsigned char out[CODEC_SHA256_LEN])
+{
+	unsigned int n = 0;
+	int rc;
+
+	if (h == NULL)
+		return -1;
+	rc = EVP_DigestFinal_ex(h->md, out, &n) == 1 && n == CODEC_SHA256_LEN ? 0 : -1;
+	EVP_MD_CTX_free(h->md);
+	OPENSSL_free(h);
+	return rc;
+}
+
+int
+codec_sha256(const void *p, size_t len, unsigned char out[CODEC_SHA256_LEN])
+{
+	unsigned int n = 0;
+
+	return EVP_Digest(p, len, out, &n, EVP_sha256(), NULL) == 1 ? 0 : -1;
+}
+
+void
+codec_hex(const unsigned char *p, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
+char *
+codec_base64(struct arena *a, const void *p, size_t len)
+{
+	size_t outlen;
+	char *out;
+
+	if (len > (size_t)0x7fffffff / 4 * 3 - 3)
+		return NULL;
+	outlen = 4 * ((len + 2) / 3);
+	out = arena_alloc(a, outlen + 1);
+	if (out == NULL)
+		return NULL;
+	if (EVP_EncodeBlock((unsigned char *)out, p, (int)len) != (int)outlen)
+		return NULL;
+	return out;
+}
+
+int
+codec_unbase64(struct arena *a, const char *s, size_t slen,
+    unsigned char **ret, size_t *ret_len)
+{
+	char *clean;
+	unsigned char *out;
+	size_t n = 0, i, pad = 0;
+	int got;
+
+	clean = arena_alloc(a, slen + 1);
+	if (clean == NULL)
+		return -1;
+	for (i = 0; i < slen; i++)
+		if (!isspace((unsigned char)s[i]))
+			clean[n++] = s[i];
+	if (n % 4 != 0 || n > 0x7fffffff)
+		return -1;
+	out = arena_alloc(a, n / 4 * 3 + 1);
+	if (out == NULL)
+		return -1;
+	if (n == 0) {
+		*ret = out;
+		*ret_len = 0;
+		return 0;
+	}
+	got = EVP_DecodeBlock(out, (unsigned char *)clean, (int)n);
+	if (got < 0)
+		return -1;
+	if (clean[n - 1] == '=')
+		pad++;
+	if (clean[n - 2] == '=')
+		pad++;
+	*ret = out;
+	*ret_len = (size_t)got - pad;
+	return 0;
+}
+
+int
+codec_uuid(char out[37])
+{
+	unsigned char r[16];
+
+	if (RAND_bytes(r, sizeof(r)) != 1)
+		return -1;
+	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
+	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
+	(void)snprintf(out, 37,
+	    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+	    r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
+	    r[11], r[12], r[13], r[14], r[15]);
+	return 0;
+}

@@ -1,0 +1,33 @@
+/* codec — SHA-256, base64, hex and random identifiers on OpenSSL. */
+#ifndef AS4GW_CODEC_H
+#define AS4GW_CODEC_H
+
+#include <stddef.h>
+
+#include "arena.h"
+
+#define CODEC_SHA256_LEN 32
+
+/* Incremental SHA-256; the context is opaque and freed by codec_sha256_final. */
+struct codec_sha256;
+struct codec_sha256 *codec_sha256_new(void);
+int codec_sha256_update(struct codec_sha256 *h, const void *p, size_t len);
+/* Writes the digest and frees h (also on failure). Accepts NULL (returns -1). */
+int codec_sha256_final(struct codec_sha256 *h, unsigned char out[CODEC_SHA256_LEN]);
+/* One-shot digest; 0 ok, -1 error. */
+int codec_sha256(const void *p, size_t len, unsigned char out[CODEC_SHA256_LEN]);
+
+/* Lower-case hex of len bytes into out (2*len+1 bytes). */
+void codec_hex(const unsigned char *p, size_t len, char *out);
+
+/* Base64 (RFC 4648, no line breaks) into the arena; NULL on failure. */
+char *codec_base64(struct arena *a, const void *p, size_t len);
+/* Decode base64, ignoring whitespace; -1 on invalid input. */
+int codec_unbase64(struct arena *a, const char *s, size_t slen,
+    unsigned char **ret, size_t *ret_len);
+
+/* A random RFC 4122 version-4 UUID, "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx",
+ * into out[37]; -1 if the random generator fails. */
+int codec_uuid(char out[37]);
+
+#endif

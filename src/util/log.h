@@ -1,0 +1,41 @@
+/*
+ * log — one JSON object per line on stderr (or a file).  Only the request
+ * pipeline and the daemon's start/stop code log; libraries return struct err.
+ * Never pass payloads or key material.
+ */
+#ifndef AS4GW_LOG_H
+#define AS4GW_LOG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
+
+/* Where lines go (default stderr) and the lowest level written. */
+void log_init(FILE *out, enum log_level min);
+
+/* {"ts":..,"level":..,"msg":..} — msg is printf-formatted and JSON-escaped. */
+void log_msg(enum log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The one line per request (issue 2, item 11).  NULL fields are omitted. */
+struct log_request {
+	const char *request_id;
+	const char *peer;
+	const char *method;
+	const char *path;
+	int status;
+	const char *message_id;
+	const char *from_party;
+	const char *pmode;
+	const char *outcome;   /* new | duplicate | drift | error | health ... */
+	const char *ebms_code;
+	const char *error;     /* err.msg */
+	const char *detail;    /* err.detail (log only) */
+	int64_t bytes_in;
+	int64_t ms;
+};
+
+void log_request(const struct log_request *r);
+
+#endif
