@@ -1,2 +1,519 @@
-/* placeholder: being written this session */
 #include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "../util/clock.h"
+#include "../util/codec.h"
+#include "../util/log.h"
+
+#define HTTP_TLS_PRIORITIES \
+	"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"
+
+/* One store connection per worker thread, opened on first use. */
+struct http_store_slot {
+	struct http_store_slot *next;
+	struct store *store;
+};
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	const struct conf *conf;
+	const struct gateway *gw;
+	atomic_int inflight;
+	pthread_key_t store_key;
+	pthread_mutex_t slots_lock;
+	struct http_store_slot *slots;
+	char *tls_cert_pem, *tls_key_pem;
+	int port;
+};
+
+/* Per request state, from the first access-handler call to completion. */
+struct http_req {
+	struct http_server *srv;
+	struct arena *arena;
+	struct buf body;
+	int64_t start_ms;
+	int refused;               /* a response was queued before the body ended */
+	char id[37];
+	char peer[INET6_ADDRSTRLEN];
+	const char *method, *path;
+	int status;
+	const char *outcome;
+};
+
+/* The calling worker's store connection, opened on first use; NULL if the
+ * store cannot be opened now (the request then gets 503 and the next one
+ * tries again). */
+static struct store *
+http_store(struct http_server *srv, struct err *err)
+{
+	struct http_store_slot *slot = pthread_getspecific(srv->store_key);
+
+	if (slot == NULL) {
+		slot = calloc(1, sizeof(*slot));
+		if (slot == NULL || pthread_setspecific(srv->store_key, slot) != 0) {
+			free(slot);
+			return NULL;
+		}
+		(void)pthread_mutex_lock(&srv->slots_lock);
+		slot->next = srv->slots;
+		srv->slots = slot;
+		(void)pthread_mutex_unlock(&srv->slots_lock);
+	}
+	if (slot->store == NULL &&
+	    store_open(srv->conf->store_dsn, &slot->store, err) == -1)
+		slot->store = NULL;
+	return slot->store;
+}
+
+static void
+http_peer(struct MHD_Connection *conn, char *out, size_t outlen)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
+	    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci != NULL ? ci->client_addr : NULL;
+
+	(void)snprintf(out, outlen, "unknown");
+	if (sa == NULL)
+		return;
+	if (sa->sa_family == AF_INET)
+		(void)inet_ntop(AF_INET,
+		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr,
+		    out, (socklen_t)outlen);
+	else if (sa->sa_family == AF_INET6)
+		(void)inet_ntop(AF_INET6,
+		    &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+		    out, (socklen_t)outlen);
+}
+
+/* Queue a response with a copy of body; 0 ok, -1 failed. */
+static int
+http_respond(struct MHD_Connection *conn, struct http_req *r, int status,
+    const char *ctype, const void *body, size_t len, int retry_after)
+{
+	struct MHD_Response *resp;
+	char ra[16];
+	enum MHD_Result ok;
+
+	resp = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
+	    MHD_RESPMEM_MUST_COPY);
+	if (resp == NULL)
+		return -1;
+	if (ctype != NULL)
+		(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	if (retry_after > 0) {
+		(void)snprintf(ra, sizeof(ra), "%d", retry_after);
+		(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+	}
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "POST");
+	if (r->refused)
+		(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	(void)MHD_add_response_header(resp, "X-Request-Id", r->id);
+	ok = MHD_queue_response(conn, (unsigned)status, resp);
+	MHD_destroy_response(resp);
+	r->status = status;
+	return ok == MHD_YES ? 0 : -1;
+}
+
+static int
+http_respond_text(struct MHD_Connection *conn, struct http_req *r, int status,
+    const char *text)
+{
+	return http_respond(conn, r, status, "text/plain; charset=utf-8", text,
+	    strlen(text), 0);
+}
+
+/* GET /readyz: the store answers (DESIGN.md "Interfaces"). */
+static int
+http_readyz(struct MHD_Connection *conn, struct http_req *r)
+{
+	struct err err = {0};
+	struct store *s = http_store(r->srv, &err);
+
+	if (s == NULL || store_ping(s, &err) == -1) {
+		r->outcome = "not-ready";
+		return http_respond(conn, r, 503, "text/plain; charset=utf-8",
+		    "store unavailable\n", 18, 5);
+	}
+	r->outcome = "ready";
+	return http_respond_text(conn, r, 200, "ready\n");
+}
+
+static struct http_req *
+http_req_new(struct http_server *srv, struct MHD_Connection *conn,
+    const char *method, const char *url)
+{
+	struct http_req *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	r->arena = arena_new(srv->conf->limits.request_memory_bytes);
+	if (r->arena == NULL) {
+		free(r);
+		return NULL;
+	}
+	r->srv = srv;
+	r->start_ms = clock_mono_ms();
+	r->body.limit = srv->conf->limits.max_body_bytes;
+	r->method = arena_strdup(r->arena, method);
+	r->path = arena_strndup(r->arena, url, strnlen(url, 200));
+	if (codec_uuid(r->id) == -1)
+		(void)snprintf(r->id, sizeof(r->id), "no-id");
+	http_peer(conn, r->peer, sizeof(r->peer));
+	atomic_fetch_add(&srv->inflight, 1);
+	return r;
+}
+
+/* First call for a POST: refuse a declared body over the cap before reading it. */
+static int
+http_post_begin(struct MHD_Connection *conn, struct http_req *r)
+{
+	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_CONTENT_LENGTH);
+	unsigned long long n;
+	char *end;
+
+	if (cl == NULL)
+		return 0;
+	errno = 0;
+	n = strtoull(cl, &end, 10);
+	if (errno != 0 || *end != '\0' || n > r->body.limit) {
+		r->refused = 1;
+		r->outcome = "error";
+		return http_respond_text(conn, r, 413, "request body too large\n");
+	}
+	return 0;
+}
+
+/* A chunk of body: keep it within the cap and the request deadline. */
+static int
+http_post_chunk(struct MHD_Connection *conn, struct http_req *r,
+    const char *data, size_t len)
+{
+	int64_t deadline = (int64_t)r->srv->conf->limits.request_deadline_s * 1000;
+
+	if (r->refused)
+		return 0;
+	if (clock_mono_ms() - r->start_ms > deadline) {
+		r->refused = 1;
+		r->outcome = "error";
+		buf_free(&r->body);
+		return http_respond_text(conn, r, 408, "request deadline exceeded\n");
+	}
+	if (buf_append(&r->body, data, len) == -1) {
+		r->refused = 1;
+		r->outcome = "error";
+		buf_free(&r->body);
+		return http_respond_text(conn, r, 413, "request body too large\n");
+	}
+	return 0;
+}
+
+/* The whole body is in: run the AS4 pipeline and answer. */
+static int
+http_post_end(struct MHD_Connection *conn, struct http_req *r)
+{
+	struct gateway_request greq = {0};
+	struct gateway_answer ans;
+	struct err serr = {0};
+	struct log_request lr = {0};
+	int rc;
+
+	greq.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_CONTENT_TYPE);
+	greq.body = (const unsigned char *)(r->body.data != NULL ? r->body.data : "");
+	greq.len = r->body.len;
+	greq.peer = r->peer;
+	(void)gateway_receive(r->srv->gw, http_store(r->srv, &serr), r->arena,
+	    &greq, &ans);
+	rc = http_respond(conn, r, ans.status, ans.content_type, ans.body.data,
+	    ans.body.len, ans.retry_after);
+	r->outcome = "logged";
+	lr.request_id = r->id;
+	lr.peer = r->peer;
+	lr.method = r->method;
+	lr.path = r->path;
+	lr.status = ans.status;
+	lr.message_id = ans.message_id;
+	lr.from_party = ans.from_party;
+	lr.pmode = ans.pmode;
+	lr.outcome = ans.outcome;
+	lr.ebms_code = ans.ebms_code;
+	lr.error = ans.err.kind != ERR_NONE ? ans.err.msg : NULL;
+	lr.detail = ans.err.detail[0] != '\0' ? ans.err.detail :
+	    (serr.kind != ERR_NONE ? serr.msg : NULL);
+	lr.bytes_in = (int64_t)r->body.len;
+	lr.ms = clock_mono_ms() - r->start_ms;
+	log_request(&lr);
+	buf_free(&ans.body);
+	return rc;
+}
+
+static enum MHD_Result
+http_route(struct MHD_Connection *conn, struct http_req *r, const char *url,
+    const char *method, const char *data, size_t *data_size, int first)
+{
+	const struct conf *c = r->srv->conf;
+	int rc = 0;
+
+	if (strcmp(url, c->http_path) == 0) {
+		if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
+			r->outcome = "error";
+			rc = http_respond_text(conn, r, 405, "method not allowed\n");
+		} else if (first) {
+			rc = http_post_begin(conn, r);
+		} else if (*data_size > 0) {
+			rc = http_post_chunk(conn, r, data, *data_size);
+			*data_size = 0;
+		} else if (!r->refused) {
+			rc = http_post_end(conn, r);
+		}
+	} else if (strcmp(url, "/healthz") == 0 && strcmp(method, "GET") == 0) {
+		r->outcome = "health";
+		rc = http_respond_text(conn, r, 200, "ok\n");
+	} else if (strcmp(url, "/readyz") == 0 && strcmp(method, "GET") == 0) {
+		rc = http_readyz(conn, r);
+	} else {
+		r->outcome = "error";
+		rc = http_respond_text(conn, r, 404, "not found\n");
+	}
+	*data_size = 0;
+	return rc == 0 ? MHD_YES : MHD_NO;
+}
+
+static enum MHD_Result
+http_access(void *cls, struct MHD_Connection *conn, const char *url,
+    const char *method, const char *version, const char *data,
+    size_t *data_size, void **con_cls)
+{
+	struct http_server *srv = cls;
+	struct http_req *r = *con_cls;
+
+	if (r == NULL) {
+		r = http_req_new(srv, conn, method, url);
+		if (r == NULL)
+			return MHD_NO;
+		*con_cls = r;
+		return http_route(conn, r, url, method, data, data_size, 1);
+	}
+	if (r->status != 0 && !r->refused) {
+		*data_size = 0;
+		return MHD_YES;
+	}
+	return http_route(conn, r, url, method, data, data_size, 0);
+}
+
+/* Request finished (answered, timed out or aborted): log refusals, free. */
+static void
+http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *srv = cls;
+	struct http_req *r = *con_cls;
+	struct log_request lr = {0};
+
+	if (r == NULL)
+		return;
+	if (r->outcome == NULL || strcmp(r->outcome, "logged") != 0) {
+		lr.request_id = r->id;
+		lr.peer = r->peer;
+		lr.method = r->method;
+		lr.path = r->path;
+		lr.status = r->status;
+		lr.outcome = r->outcome != NULL ? r->outcome : "aborted";
+		if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && r->status == 0)
+			lr.error = toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ?
+			    "connection timed out" : "connection closed";
+		lr.bytes_in = (int64_t)r->body.len;
+		lr.ms = clock_mono_ms() - r->start_ms;
+		if (strcmp(lr.outcome, "health") != 0 && strcmp(lr.outcome, "ready") != 0)
+			log_request(&lr);
+	}
+	buf_free(&r->body);
+	arena_free(r->arena);
+	free(r);
+	*con_cls = NULL;
+	atomic_fetch_sub(&srv->inflight, 1);
+}
+
+static void
+http_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	(void)vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	log_msg(LOG_WARN, "httpd: %s", line);
+}
+
+/* Read a whole PEM file for libmicrohttpd's in-memory TLS options. */
+static char *
+http_read_pem(const char *path, struct err *err)
+{
+	FILE *f = fopen(path, "rb");
+	struct buf b = {0};
+	char chunk[4096];
+	size_t n;
+
+	if (f == NULL) {
+		err_set(err, ERR_CONF, NULL, "could not open \"%s\": %s", path,
+		    strerror(errno));
+		return NULL;
+	}
+	b.limit = 1 << 20;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (buf_append(&b, chunk, n) == -1)
+			break;
+	if (ferror(f) || !feof(f) || b.data == NULL) {
+		err_set(err, ERR_CONF, NULL, "could not read \"%s\"", path);
+		buf_free(&b);
+	}
+	(void)fclose(f);
+	return b.data;
+}
+
+static int
+http_bind_addr(const struct conf *c, struct sockaddr_storage *ss, struct err *err)
+{
+	struct addrinfo hints = {0}, *res = NULL;
+	char port[8];
+	int gai;
+
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	(void)snprintf(port, sizeof(port), "%d", c->listen_port);
+	gai = getaddrinfo(c->listen_host, port, &hints, &res);
+	if (gai != 0 || res == NULL)
+		return err_set(err, ERR_CONF, NULL, "could not resolve listen address \"%s\": %s",
+		    c->listen_host, gai_strerror(gai));
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return 0;
+}
+
+static void
+http_store_slots_free(struct http_server *srv)
+{
+	struct http_store_slot *s;
+
+	while ((s = srv->slots) != NULL) {
+		srv->slots = s->next;
+		store_close(s->store);
+		free(s);
+	}
+}
+
+static int
+http_start_daemon(struct http_server *srv, struct sockaddr_storage *ss,
+    struct err *err)
+{
+	const struct conf *c = srv->conf;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+	    MHD_USE_ERROR_LOG | MHD_USE_AUTO;
+	const union MHD_DaemonInfo *di;
+
+	if (ss->ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	if (srv->tls_cert_pem != NULL)
+		flags |= MHD_USE_TLS;
+	srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, http_access, srv,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss,
+	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads,
+	    MHD_OPTION_CONNECTION_TIMEOUT, c->limits.connection_timeout_s,
+	    MHD_OPTION_CONNECTION_LIMIT, c->limits.max_connections,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, c->limits.per_ip_connections,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->limits.connection_memory_bytes,
+	    MHD_OPTION_STRICT_FOR_CLIENT, 1,
+	    MHD_OPTION_NOTIFY_COMPLETED, http_completed, srv,
+	    MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, srv,
+	    srv->tls_cert_pem != NULL ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END,
+	    srv->tls_cert_pem,
+	    MHD_OPTION_HTTPS_MEM_KEY, srv->tls_key_pem,
+	    MHD_OPTION_HTTPS_PRIORITIES, HTTP_TLS_PRIORITIES,
+	    MHD_OPTION_END);
+	if (srv->daemon == NULL)
+		return err_set(err, ERR_CONF, NULL,
+		    "could not listen on %s:%d (address in use, or TLS set-up failed)",
+		    c->listen_host, c->listen_port);
+	di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	srv->port = di != NULL ? di->port : c->listen_port;
+	return 0;
+}
+
+int
+http_start(const struct conf *conf, const struct gateway *gw,
+    struct http_server **ret, struct err *err)
+{
+	struct http_server *srv = calloc(1, sizeof(*srv));
+	struct sockaddr_storage ss;
+
+	if (srv == NULL)
+		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
+	srv->conf = conf;
+	srv->gw = gw;
+	atomic_init(&srv->inflight, 0);
+	(void)pthread_mutex_init(&srv->slots_lock, NULL);
+	if (pthread_key_create(&srv->store_key, NULL) != 0) {
+		free(srv);
+		return err_set(err, ERR_INTERNAL, NULL, "could not create thread key");
+	}
+	if (conf->tls_cert != NULL &&
+	    ((srv->tls_cert_pem = http_read_pem(conf->tls_cert, err)) == NULL ||
+	    (srv->tls_key_pem = http_read_pem(conf->tls_key, err)) == NULL))
+		goto fail;
+	if (http_bind_addr(conf, &ss, err) == -1 ||
+	    http_start_daemon(srv, &ss, err) == -1)
+		goto fail;
+	*ret = srv;
+	return 0;
+fail:
+	http_stop(srv, 0);
+	return -1;
+}
+
+int
+http_port(const struct http_server *srv)
+{
+	return srv->port;
+}
+
+void
+http_stop(struct http_server *srv, unsigned drain_ms)
+{
+	int64_t until = clock_mono_ms() + drain_ms;
+
+	if (srv == NULL)
+		return;
+	if (srv->daemon != NULL) {
+		/* stop accepting; let requests in flight finish (SIGTERM drain) */
+		MHD_socket lsock = MHD_quiesce_daemon(srv->daemon);
+
+		if (lsock != MHD_INVALID_SOCKET)
+			(void)close(lsock);
+		while (atomic_load(&srv->inflight) > 0 && clock_mono_ms() < until)
+			(void)usleep(20 * 1000);
+		MHD_stop_daemon(srv->daemon);
+	}
+	http_store_slots_free(srv);
+	(void)pthread_key_delete(srv->store_key);
+	(void)pthread_mutex_destroy(&srv->slots_lock);
+	if (srv->tls_key_pem != NULL)
+		explicit_bzero(srv->tls_key_pem, strlen(srv->tls_key_pem));
+	free(srv->tls_cert_pem);
+	free(srv->tls_key_pem);
+	free(srv);
+}

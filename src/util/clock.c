@@ -26,12 +26,15 @@ void
 clock_iso8601(int64_t epoch_ms, char out[CLOCK_ISO_LEN])
 {
 	time_t secs = (time_t)(epoch_ms / 1000);
+	char tmp[96];
 	struct tm tm;
 
 	(void)gmtime_r(&secs, &tm);
-	(void)snprintf(out, CLOCK_ISO_LEN, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+	(void)snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 	    tm.tm_min, tm.tm_sec, (int)(epoch_ms % 1000));
+	tmp[CLOCK_ISO_LEN - 1] = '\0';
+	memcpy(out, tmp, CLOCK_ISO_LEN);
 }
 
 /* Read exactly n digits into *ret; -1 if any is not a digit. */

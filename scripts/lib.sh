@@ -1,0 +1,40 @@
+# Shared by scripts/run and scripts/test: Debian packages and the build.
+# shellcheck shell=bash
+
+AS4GW_PACKAGES=(
+	meson ninja-build pkg-config gcc libc6-dev
+	libmicrohttpd-dev libxml2-dev libxmlsec1-dev libxmlsec1-openssl libssl-dev
+	libpq-dev libsqlite3-dev zlib1g-dev libcurl4-openssl-dev libcmocka-dev
+	openssl curl
+)
+AS4GW_TEST_PACKAGES=(postgresql python3 python3-pytest python3-psycopg2 sqlite3)
+
+# Install what is missing: apt-get when root, else print the line and stop.
+as4gw_need_packages() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "as4gw: missing Debian packages; run:" >&2
+		echo "  sudo apt-get install -y ${missing[*]}" >&2
+		exit 1
+	fi
+	echo "as4gw: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 || {
+		apt-get update >/dev/null && apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
+	}
+}
+
+# Configure (once) and build into $1 with extra meson options after it.
+as4gw_build() {
+	local dir=$1
+	shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$@" >/dev/null
+	fi
+	ninja -C "$dir" >/dev/null || ninja -C "$dir"
+}
