@@ -97,7 +97,7 @@ void ebms_schema_free(struct ebms_schema *s);
  *  - empty MessageId, longer than EBMS_MESSAGE_ID_MAX, or with
  *    whitespace/control characters, bad Timestamp, empty PartyId,
  *    missing Role, empty Service/Action             -> EBMS:0009
- *  - PartyId without type that is not a URI         -> EBMS:0003 (ebMS3 5.2.2.4)
+ *  - AgreementRef without type that is not a URI    -> EBMS:0003 (ebMS3 5.2.2.7)
  *  - Service without type that is not a URI         -> EBMS:0003 (ebMS3 5.2.2.8)
  *  - PartInfo href neither cid: nor same-document "#..." (external payloads)
  *                                                   -> EBMS:0011
@@ -125,7 +125,8 @@ struct ebms_error_def {
 	const char *code;          /* "EBMS:0004" */
 	const char *short_desc;    /* "Other" */
 	const char *severity;      /* "failure" | "warning" */
-	const char *category;      /* "Content" | "Communication" | "Processing" | "UnPackaging" | "Security" */
+	const char *category;      /* "Content" | "Communication" | "Processing" |
+	                              "Unpackaging" (spelt as in ebMS3 Core 6.7.1) */
 };
 
 /* The definition for code, or the one for EBMS:0004 if code is unknown/NULL. */

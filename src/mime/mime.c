@@ -1,2 +1,833 @@
-/* placeholder: being written this session */
 #include "mime.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../util/codec.h"
+
+/*
+ * multipart/related parser (RFC 2046 5.1, RFC 2387, SOAP with Attachments,
+ * AS4 profile 5.1.2).  One forward pass: the delimiter scan looks only at line
+ * starts and each part's header block is read once more, bounded by
+ * max_part_headers, so the work is linear in the body length.  Nothing outside
+ * [body, body + len) is ever read.
+ */
+
+#define MIME_DEFAULT_MAX_PARTS 64
+#define MIME_DEFAULT_MAX_PART_HEADERS 16384
+/* RFC 2046 5.1.1: a boundary is 1 to 70 characters */
+#define MIME_MAX_BOUNDARY 70
+
+/* The three part headers the parser reads (unfolded, trimmed, arena). */
+struct mime_hdrs {
+	const char *content_type;
+	const char *content_id;
+	const char *cte;
+	const unsigned char *body; /* first byte after the blank line */
+};
+
+/* One logical header being collected: name and (folded) value ranges. */
+struct mime_hdr_span {
+	const unsigned char *name, *name_end;
+	const unsigned char *val, *val_end;
+};
+
+/*
+ * An RFC 2046 5.1.1 boundary delimiter line: "--boundary" at the start of a
+ * line, then either "--" (the close delimiter) or optional transport padding
+ * (spaces, tabs) and CRLF or a bare LF.
+ */
+struct mime_delim {
+	const unsigned char *at;   /* first '-' of the delimiter */
+	const unsigned char *next; /* first byte after the delimiter line */
+	int close;                 /* 1 for "--boundary--" */
+};
+
+/*
+ * One multipart parse: the arena, the limits, and the parts found so far
+ * (the array grows by doubling in the arena).
+ */
+struct mime_pctx {
+	struct arena *a;
+	const struct mime_limits *lim;
+	struct mime_part *parts;
+	size_t n, cap;
+};
+
+/* The documented defaults (mime.h); config keys override them. */
+void
+mime_limits_default(struct mime_limits *lim)
+{
+	lim->max_parts = MIME_DEFAULT_MAX_PARTS;
+	lim->max_part_headers = MIME_DEFAULT_MAX_PART_HEADERS;
+}
+
+/* Root media types: SOAP 1.2 (RFC 3902) and SOAP 1.1 (text/xml). */
+static int
+mime_is_soap(const char *media_type)
+{
+	return strcmp(media_type, "application/soap+xml") == 0 ||
+	    strcmp(media_type, "text/xml") == 0;
+}
+
+/*
+ * What follows "--boundary" at q: "--" makes it the close delimiter (returns
+ * end: the rest is epilogue); otherwise transport padding and a line break
+ * must follow (returns the next line).  NULL: not a delimiter after all.
+ */
+static const unsigned char *
+mime_delim_rest(const unsigned char *q, const unsigned char *end,
+    int *ret_close)
+{
+	const unsigned char *next = NULL;
+
+	*ret_close = end - q >= 2 && q[0] == '-' && q[1] == '-';
+	if (*ret_close) {
+		next = end;
+		goto out;
+	}
+	/* RFC 2046 5.1.1: transport padding before CRLF */
+	while (q < end && (*q == ' ' || *q == '\t'))
+		q++;
+	if (q < end && *q == '\r' && end - q >= 2 && q[1] == '\n')
+		q++;
+	if (q < end && *q == '\n')
+		next = q + 1;
+out:
+	return next;
+}
+
+/*
+ * Find the first delimiter line (delim = "--" boundary, dlen bytes) at or
+ * after p, which must be at a line start, and before end.  Only line starts
+ * are compared, each costing at most dlen (<= 72) bytes, plus one memchr
+ * per line: linear in the bytes scanned, and reads only [p, end).
+ * 1 found (ret filled), 0 not found.
+ */
+static int
+mime_delim_find(const unsigned char *p, const unsigned char *end,
+    const char *delim, size_t dlen, struct mime_delim *ret)
+{
+	const unsigned char *nl, *next;
+	int found = 0, close;
+
+	while (!found && p < end) {
+		if ((size_t)(end - p) >= dlen && memcmp(p, delim, dlen) == 0 &&
+		    (next = mime_delim_rest(p + dlen, end, &close)) != NULL) {
+			ret->at = p;
+			ret->next = next;
+			ret->close = close;
+			found = 1;
+		} else if ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+			p = nl + 1;
+		} else {
+			p = end;
+		}
+	}
+	return found;
+}
+
+/* Arena copy of a folded header value: CR and LF removed, trimmed. */
+static char *
+mime_unfold(struct arena *a, const unsigned char *p, const unsigned char *end)
+{
+	char *s = arena_alloc(a, (size_t)(end - p) + 1);
+	size_t n = 0, i = 0;
+
+	if (s == NULL)
+		goto out;
+	for (; p < end; p++)
+		if (*p != '\r' && *p != '\n')
+			s[n++] = (char)*p;
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	s[n] = '\0';
+	while (s[i] == ' ' || s[i] == '\t')
+		i++;
+	s += i;
+out:
+	return s;
+}
+
+/* Does [name, name_end) spell want (case-insensitive)? */
+static int
+mime_name_is(const struct mime_hdr_span *sp, const char *want)
+{
+	size_t n = (size_t)(sp->name_end - sp->name);
+
+	return n == strlen(want) &&
+	    strncasecmp((const char *)sp->name, want, n) == 0;
+}
+
+/*
+ * Store a finished header if it is one the parser reads.  A second
+ * Content-Type, Content-ID or Content-Transfer-Encoding in one part is
+ * ambiguous: EBMS:0007.
+ */
+static int
+mime_hdr_keep(struct arena *a, const struct mime_hdr_span *sp,
+    struct mime_hdrs *h, struct err *err)
+{
+	const char **slot = NULL;
+	int rc = 0;
+
+	if (sp->name == NULL)
+		goto out;
+	if (mime_name_is(sp, "content-type"))
+		slot = &h->content_type;
+	else if (mime_name_is(sp, "content-id"))
+		slot = &h->content_id;
+	else if (mime_name_is(sp, "content-transfer-encoding"))
+		slot = &h->cte;
+	if (slot == NULL)
+		goto out;
+	if (*slot != NULL) {
+		rc = err_set(err, ERR_EBMS, "EBMS:0007",
+		    "mime part repeats a header");
+		err_detail(err, "header %.*s", (int)(sp->name_end - sp->name),
+		    (const char *)sp->name);
+		goto out;
+	}
+	*slot = mime_unfold(a, sp->val, sp->val_end);
+	if (*slot == NULL)
+		rc = err_set(err, ERR_INTERNAL, NULL, "out of memory");
+out:
+	return rc;
+}
+
+/*
+ * Start a new header at line [p, le): "name: value" (RFC 822 3.1.2).  The
+ * name ends at the colon, trailing blanks dropped.  0 ok, -1 (400) otherwise.
+ */
+static int
+mime_hdr_start(const unsigned char *p, const unsigned char *le,
+    struct mime_hdr_span *sp, struct err *err)
+{
+	const unsigned char *colon = memchr(p, ':', (size_t)(le - p));
+	const unsigned char *ne = colon;
+	int rc = -1;
+
+	while (ne != NULL && ne > p && (ne[-1] == ' ' || ne[-1] == '\t'))
+		ne--;
+	if (ne == NULL || ne == p) {
+		err_http(err, 400, "malformed mime part header");
+		goto out;
+	}
+	sp->name = p;
+	sp->name_end = ne;
+	sp->val = colon + 1;
+	sp->val_end = le;
+	rc = 0;
+out:
+	return rc;
+}
+
+/*
+ * One header line [p, le) (line break excluded): a continuation of the
+ * current header (RFC 822 3.1.1 folding) or the start of a new one.
+ */
+static int
+mime_hdr_line(struct arena *a, const unsigned char *p, const unsigned char *le,
+    struct mime_hdr_span *sp, struct mime_hdrs *h, struct err *err)
+{
+	int rc = -1;
+
+	if (memchr(p, '\0', (size_t)(le - p)) != NULL) {
+		err_http(err, 400, "nul byte in mime part header");
+		goto out;
+	}
+	if (*p == ' ' || *p == '\t') {
+		if (sp->name == NULL) {
+			err_http(err, 400, "malformed mime part header");
+			goto out;
+		}
+		sp->val_end = le;
+		rc = 0;
+		goto out;
+	}
+	if (mime_hdr_keep(a, sp, h, err) == -1 ||
+	    mime_hdr_start(p, le, sp, err) == -1)
+		goto out;
+	rc = 0;
+out:
+	return rc;
+}
+
+/*
+ * Read the header block of a part that occupies [start, end) (end is the
+ * next delimiter).  The block ends at a blank line; a part that reaches the
+ * delimiter without one has headers only and an empty body.
+ */
+static int
+mime_headers(struct arena *a, const unsigned char *start,
+    const unsigned char *end, size_t max, struct mime_hdrs *h,
+    struct err *err)
+{
+	struct mime_hdr_span sp = {0};
+	const unsigned char *p = start, *nl, *le;
+	int rc = -1;
+
+	h->body = end;
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl == NULL) {
+			/* not reached: end always follows a line break */
+			err_http(err, 400, "malformed mime part header");
+			goto out;
+		}
+		if ((size_t)(nl + 1 - start) > max) {
+			err_http(err, 400, "mime part headers too large");
+			goto out;
+		}
+		le = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
+		if (le == p) {
+			h->body = nl + 1;
+			break;
+		}
+		if (mime_hdr_line(a, p, le, &sp, h, err) == -1)
+			goto out;
+		p = nl + 1;
+	}
+	rc = mime_hdr_keep(a, &sp, h, err);
+out:
+	return rc;
+}
+
+/* RFC 4648 4 alphabet. */
+static int
+mime_is_b64(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	    (c >= '0' && c <= '9') || c == '+' || c == '/';
+}
+
+/*
+ * Content-Transfer-Encoding: base64 (RFC 2045 6.8).  Whitespace is ignored;
+ * any other character outside the alphabet, "=" anywhere but the end, or a
+ * length that is not a multiple of 4 is EBMS:0007.
+ */
+static int
+mime_base64(struct arena *a, const unsigned char *p, size_t len,
+    struct mime_part *part, struct err *err)
+{
+	unsigned char *out = NULL;
+	size_t i, n = 0, pad = 0, outlen = 0;
+	int rc = -1;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n')
+			continue;
+		if (p[i] == '=')
+			pad++;
+		else if (pad > 0 || !mime_is_b64(p[i]))
+			break;
+		n++;
+	}
+	if (i < len || pad > 2 || n % 4 != 0) {
+		err_set(err, ERR_EBMS, "EBMS:0007",
+		    "invalid base64 in mime part");
+		goto out;
+	}
+	if (codec_unbase64(a, (const char *)p, len, &out, &outlen) == -1) {
+		err_set(err, ERR_INTERNAL, NULL,
+		    "could not decode base64 part");
+		goto out;
+	}
+	part->data = out;
+	part->len = outlen;
+	rc = 0;
+out:
+	return rc;
+}
+
+/* Length of a line break at p (CRLF 2, LF 1), 0 if none; p < end. */
+static size_t
+mime_eol(const unsigned char *p, const unsigned char *end)
+{
+	size_t n = 0;
+
+	if (*p == '\n')
+		n = 1;
+	else if (*p == '\r' && end - p >= 2 && p[1] == '\n')
+		n = 2;
+	return n;
+}
+
+/*
+ * One "=" escape at p (RFC 2045 6.7 rules 1 and 5): writes the byte, if any,
+ * to *o and returns the bytes consumed, or 0 when the escape is invalid.
+ */
+static size_t
+mime_qp_escape(const unsigned char *p, const unsigned char *end,
+    unsigned char **o)
+{
+	const unsigned char *q = p + 1;
+	int hi = end - p >= 3 ? mime_ct_hex(p[1]) : -1;
+	int lo = end - p >= 3 ? mime_ct_hex(p[2]) : -1;
+	size_t used = 0, eol;
+
+	if (hi >= 0 && lo >= 0) {
+		*(*o)++ = (unsigned char)(hi * 16 + lo);
+		used = 3;
+		goto out;
+	}
+	/* soft line break, with the trailing blanks rule 3 allows */
+	while (q < end && (*q == ' ' || *q == '\t'))
+		q++;
+	if (q == end)
+		used = (size_t)(q - p);
+	else if ((eol = mime_eol(q, end)) != 0)
+		used = (size_t)(q - p) + eol;
+out:
+	return used;
+}
+
+/*
+ * Content-Transfer-Encoding: quoted-printable (RFC 2045 6.7).  Trailing
+ * blanks on a line are dropped (rule 3); a malformed "=" is EBMS:0007.
+ */
+static int
+mime_qp(struct arena *a, const unsigned char *p, size_t len,
+    struct mime_part *part, struct err *err)
+{
+	const unsigned char *end = p + len, *q;
+	unsigned char *out = arena_alloc(a, len + 1), *o = out;
+	size_t used;
+	int rc = -1;
+
+	if (out == NULL) {
+		err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
+	while (p < end) {
+		if (*p == '=') {
+			if ((used = mime_qp_escape(p, end, &o)) == 0) {
+				err_set(err, ERR_EBMS, "EBMS:0007",
+				    "invalid quoted-printable in mime part");
+				goto out;
+			}
+			p += used;
+		} else if (*p == ' ' || *p == '\t') {
+			for (q = p; q < end && (*q == ' ' || *q == '\t'); q++)
+				;
+			if (q < end && mime_eol(q, end) == 0)
+				while (p < q)
+					*o++ = *p++;
+			p = q;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	part->data = out;
+	part->len = (size_t)(o - out);
+	rc = 0;
+out:
+	return rc;
+}
+
+/* Decode the body [p, p+len) by the part's transfer encoding. */
+static int
+mime_decode(struct arena *a, const unsigned char *p, size_t len,
+    struct mime_part *part, struct err *err)
+{
+	const char *cte = part->transfer_encoding;
+	int rc = 0;
+
+	if (strcmp(cte, "binary") == 0 || strcmp(cte, "8bit") == 0 ||
+	    strcmp(cte, "7bit") == 0) {
+		part->data = p;
+		part->len = len;
+	} else if (strcmp(cte, "base64") == 0) {
+		rc = mime_base64(a, p, len, part, err);
+	} else if (strcmp(cte, "quoted-printable") == 0) {
+		rc = mime_qp(a, p, len, part, err);
+	} else {
+		rc = err_set(err, ERR_EBMS, "EBMS:0007",
+		    "unsupported content-transfer-encoding in mime part");
+		err_detail(err, "content-transfer-encoding %s", cte);
+	}
+	return rc;
+}
+
+/* Lower-cased arena copy of s. */
+static char *
+mime_lower(struct arena *a, const char *s)
+{
+	char *d = arena_strdup(a, s);
+	size_t i;
+
+	for (i = 0; d != NULL && d[i] != '\0'; i++)
+		d[i] = (char)tolower((unsigned char)d[i]);
+	return d;
+}
+
+/* Content-ID of a part, without "<>"/"cid:"; an empty id is EBMS:0007. */
+static int
+mime_part_id(struct arena *a, const char *raw, struct mime_part *part,
+    struct err *err)
+{
+	const char *p = raw;
+	size_t n = strlen(raw);
+	int rc = -1;
+
+	(void)mime_ct_id_strip(&p, &n);
+	if (n == 0) {
+		err_set(err, ERR_EBMS, "EBMS:0007",
+		    "empty content-id in mime part");
+		goto out;
+	}
+	part->content_id = arena_strndup(a, p, n);
+	if (part->content_id == NULL) {
+		err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
+	rc = 0;
+out:
+	return rc;
+}
+
+/* Fill part from its headers and raw body [p, p+len). */
+static int
+mime_part_fill(struct arena *a, const struct mime_hdrs *h,
+    const unsigned char *p, size_t len, struct mime_part *part,
+    struct err *err)
+{
+	struct mime_ct ct;
+	struct err cerr = { 0 };
+	int rc = -1;
+
+	/* RFC 2045 5.2: no Content-Type means text/plain */
+	part->content_type = h->content_type != NULL ? h->content_type :
+	    "text/plain";
+	if (mime_ct_parse_err(a, part->content_type, &ct, &cerr) == -1) {
+		if (cerr.kind == ERR_INTERNAL)
+			err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		else
+			err_set(err, ERR_EBMS, "EBMS:0007",
+			    "malformed content-type in mime part");
+		err_detail(err, "content-type %s", part->content_type);
+		goto out;
+	}
+	part->media_type = ct.type;
+	part->transfer_encoding = mime_lower(a,
+	    h->cte != NULL ? h->cte : "binary");
+	if (part->transfer_encoding == NULL) {
+		err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
+	if (h->content_id != NULL &&
+	    mime_part_id(a, h->content_id, part, err) == -1)
+		goto out;
+	rc = mime_decode(a, p, len, part, err);
+out:
+	return rc;
+}
+
+/* Room for one more part; doubles the array in the arena. */
+static int
+mime_pctx_grow(struct mime_pctx *pl, struct err *err)
+{
+	struct mime_part *np;
+	size_t ncap;
+	int rc = 0;
+
+	if (pl->n < pl->cap)
+		goto out;
+	ncap = pl->cap == 0 ? 8 : pl->cap * 2;
+	np = arena_calloc(pl->a, ncap, sizeof(*np));
+	if (np == NULL) {
+		rc = err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
+	if (pl->n > 0 && pl->parts != NULL)
+		memcpy(np, pl->parts, pl->n * sizeof(*np));
+	pl->parts = np;
+	pl->cap = ncap;
+out:
+	return rc;
+}
+
+/*
+ * One body part occupying [start, d->at): headers, then the body up to the
+ * line break that belongs to the next delimiter (RFC 2046 5.1.1).
+ */
+static int
+mime_one_part(struct mime_pctx *pl, const unsigned char *start,
+    const struct mime_delim *d, struct err *err)
+{
+	struct arena *a = pl->a;
+	const struct mime_limits *lim = pl->lim;
+	struct mime_hdrs h = {0};
+	const unsigned char *bend = d->at;
+	int rc = -1;
+
+	if (pl->n >= lim->max_parts) {
+		err_http(err, 413, "too many mime parts");
+		err_detail(err, "limit %zu", lim->max_parts);
+		goto out;
+	}
+	if (mime_pctx_grow(pl, err) == -1 || pl->parts == NULL ||
+	    mime_headers(a, start, d->at, lim->max_part_headers, &h, err) == -1)
+		goto out;
+	if (bend > start && bend[-1] == '\n') {
+		bend--;
+		if (bend > start && bend[-1] == '\r')
+			bend--;
+	}
+	if (bend < h.body)
+		bend = h.body;
+	if (mime_part_fill(a, &h, h.body, (size_t)(bend - h.body),
+	    &pl->parts[pl->n], err) == -1)
+		goto out;
+	pl->n++;
+	rc = 0;
+out:
+	return rc;
+}
+
+/* RFC 2046 5.1.1 boundary: 1..70 characters, no NUL, CR or LF. */
+static int
+mime_boundary_ok(const char *b)
+{
+	size_t n = b == NULL ? 0 : strlen(b);
+
+	return n >= 1 && n <= MIME_MAX_BOUNDARY && strpbrk(b, "\r\n") == NULL;
+}
+
+/* qsort comparator over content-id pointers. */
+static int
+mime_cmp_id(const void *x, const void *y)
+{
+	return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* Two parts with one Content-ID are EBMS:0007 (sorted: n log n). */
+static int
+mime_check_dups(struct arena *a, const struct mime_message *m,
+    struct err *err)
+{
+	const char **ids = arena_calloc(a, m->n_parts, sizeof(*ids));
+	size_t i, n = 0;
+	int rc = -1;
+
+	if (ids == NULL) {
+		err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < m->n_parts; i++)
+		if (m->parts[i].content_id != NULL)
+			ids[n++] = m->parts[i].content_id;
+	qsort(ids, n, sizeof(*ids), mime_cmp_id);
+	for (i = 1; i < n; i++) {
+		if (strcmp(ids[i - 1], ids[i]) == 0) {
+			err_set(err, ERR_EBMS, "EBMS:0007",
+			    "two mime parts share a content-id");
+			err_detail(err, "content-id %s", ids[i]);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	return rc;
+}
+
+/*
+ * The root part: the one start= names (with or without "<>"), else the first
+ * (AS4 profile 5.1.2; RSSBus sends a start= that matches nothing).  It must
+ * carry the SOAP envelope: EBMS:0007 otherwise.
+ */
+static int
+mime_pick_root(const struct mime_ct *ct, struct mime_message *m,
+    struct err *err)
+{
+	const char *start = mime_ct_param(ct, "start");
+	size_t i, n;
+	int rc = 0;
+
+	m->root = 0;
+	if (start != NULL) {
+		n = strlen(start);
+		(void)mime_ct_id_strip(&start, &n);
+		for (i = 0; i < m->n_parts; i++) {
+			const char *id = m->parts[i].content_id;
+
+			if (id != NULL && strlen(id) == n &&
+			    memcmp(id, start, n) == 0) {
+				m->root = i;
+				break;
+			}
+		}
+	}
+	if (!mime_is_soap(m->parts[m->root].media_type)) {
+		rc = err_set(err, ERR_EBMS, "EBMS:0007",
+		    "mime root part is not a soap envelope");
+		err_detail(err, "root media type %s",
+		    m->parts[m->root].media_type);
+	}
+	return rc;
+}
+
+/* Walk the delimiters of a multipart body and collect its parts. */
+static int
+mime_split(struct mime_pctx *pl, const char *boundary,
+    const unsigned char *body, size_t len, struct err *err)
+{
+	const unsigned char *end = body + len;
+	struct mime_delim d, nd;
+	char *delim = arena_sprintf(pl->a, "--%s", boundary);
+	size_t dlen;
+	int rc = -1;
+
+	if (delim == NULL) {
+		err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
+	dlen = strlen(delim);
+	/* RFC 2046 5.1.1: everything before the first delimiter is preamble */
+	if (!mime_delim_find(body, end, delim, dlen, &d) || d.close) {
+		err_http(err, 400, "multipart body has no parts");
+		goto out;
+	}
+	for (;;) {
+		if (!mime_delim_find(d.next, end, delim, dlen, &nd)) {
+			err_http(err, 400,
+			    "multipart closing delimiter missing");
+			goto out;
+		}
+		if (mime_one_part(pl, d.next, &nd, err) == -1)
+			goto out;
+		if (nd.close)
+			break; /* the rest is epilogue */
+		d = nd;
+	}
+	rc = 0;
+out:
+	return rc;
+}
+
+/* multipart/related: split, then choose and check the root. */
+static int
+mime_multipart(struct mime_pctx *pl, const struct mime_ct *ct,
+    const unsigned char *body, size_t len, struct mime_message *ret,
+    struct err *err)
+{
+	const char *boundary = mime_ct_param(ct, "boundary");
+	struct mime_message m = {0};
+	int rc = -1;
+
+	if (!mime_boundary_ok(boundary)) {
+		err_http(err, 400, "multipart boundary missing or invalid");
+		goto out;
+	}
+	if (mime_split(pl, boundary, body, len, err) == -1)
+		goto out;
+	if (pl->n == 0 || pl->parts == NULL) {
+		/* not reached: mime_split finds a part or fails */
+		err_http(err, 400, "multipart body has no parts");
+		goto out;
+	}
+	m.multipart = 1;
+	m.parts = pl->parts;
+	m.n_parts = pl->n;
+	if (mime_check_dups(pl->a, &m, err) == -1 ||
+	    mime_pick_root(ct, &m, err) == -1)
+		goto out;
+	*ret = m;
+	rc = 0;
+out:
+	return rc;
+}
+
+/*
+ * A bare SOAP document: one root part, the whole body, no Content-ID.  The
+ * caller sets the part's media_type.
+ */
+static int
+mime_single(struct arena *a, const char *content_type,
+    const unsigned char *body, size_t len, struct mime_message *ret,
+    struct err *err)
+{
+	struct mime_part *part = arena_calloc(a, 1, sizeof(*part));
+	int rc = -1;
+
+	if (part == NULL ||
+	    (part->content_type = arena_strdup(a, content_type)) == NULL) {
+		err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
+	part->transfer_encoding = "binary";
+	part->data = body;
+	part->len = len;
+	ret->multipart = 0;
+	ret->parts = part;
+	ret->n_parts = 1;
+	ret->root = 0;
+	rc = 0;
+out:
+	return rc;
+}
+
+/*
+ * An unparseable request Content-Type: a multipart one with broken
+ * parameters (say an unterminated quoted boundary) is a malformed request,
+ * 400; anything else is an unsupported media type, 415.
+ */
+static int
+mime_ct_fail(const char *content_type, struct err *err)
+{
+	const char *p = content_type;
+
+	while (p != NULL && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p != NULL && strncasecmp(p, "multipart/", 10) == 0)
+		err_http(err, 400, "malformed multipart content-type");
+	else
+		err_http(err, 415, "unsupported or missing content-type");
+	return -1;
+}
+
+/* Split a request body by its Content-Type; see mime.h for the answers. */
+int
+mime_parse(struct arena *a, const char *content_type,
+    const unsigned char *body, size_t len, const struct mime_limits *lim,
+    struct mime_message *ret, struct err *err)
+{
+	static const unsigned char empty[1];
+	struct mime_limits l;
+	struct mime_pctx pc = { a, &l, NULL, 0, 0 };
+	struct mime_ct ct;
+	struct err cerr = { 0 };
+	int rc = -1;
+
+	mime_limits_default(&l);
+	if (lim != NULL && lim->max_parts != 0)
+		l.max_parts = lim->max_parts;
+	if (lim != NULL && lim->max_part_headers != 0)
+		l.max_part_headers = lim->max_part_headers;
+	if (body == NULL && len > 0) {
+		err_set(err, ERR_INTERNAL, NULL, "no body");
+		goto out;
+	}
+	if (body == NULL)
+		body = empty;
+	if (mime_ct_parse_err(a, content_type, &ct, &cerr) == -1) {
+		if (cerr.kind == ERR_INTERNAL)
+			err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		else
+			mime_ct_fail(content_type, err);
+		goto out;
+	}
+	if (mime_is_soap(ct.type)) {
+		rc = mime_single(a, content_type, body, len, ret, err);
+		if (rc == 0)
+			ret->parts[0].media_type = ct.type;
+	} else if (strcmp(ct.type, "multipart/related") == 0) {
+		rc = mime_multipart(&pc, &ct, body, len, ret, err);
+	} else {
+		err_http(err, 415, "unsupported content-type %s", ct.type);
+	}
+out:
+	return rc;
+}

@@ -29,6 +29,14 @@ struct mime_ct {
 /* Parse a Content-Type header value; -1 when it is not type/subtype[; params]. */
 int mime_ct_parse(struct arena *a, const char *value, struct mime_ct *ret);
 
+/*
+ * mime_ct_parse that says why it failed: ERR_INTERNAL when the arena ran out,
+ * else ERR_HTTP 400 "malformed content-type" (callers that want another
+ * answer for a malformed value pass a scratch err and check its kind).
+ */
+int mime_ct_parse_err(struct arena *a, const char *value, struct mime_ct *ret,
+    struct err *err);
+
 /* Parameter value by (case-insensitive) name, or NULL. */
 const char *mime_ct_param(const struct mime_ct *ct, const char *name);
 
@@ -53,6 +61,8 @@ struct mime_limits {
 	size_t max_part_headers;   /* bytes of headers per part; default 16384 */
 };
 
+/* Fill lim with the defaults above.  mime_parse() also takes lim == NULL,
+ * and a field left 0, as "use the default". */
 void mime_limits_default(struct mime_limits *lim);
 
 /*
@@ -66,12 +76,23 @@ void mime_limits_default(struct mime_limits *lim);
  *    ERR_EBMS EBMS:0007; two parts with one Content-ID -> EBMS:0007;
  *    unknown Content-Transfer-Encoding or bad base64 -> EBMS:0007.
  *  - anything else: ERR_HTTP 415.
+ * Also: a part header block over max_part_headers, a NUL byte or a malformed
+ * line in part headers -> 400; a repeated Content-Type / Content-ID /
+ * Content-Transfer-Encoding in one part, an empty Content-ID or a malformed
+ * part Content-Type -> EBMS:0007; the arena running out -> ERR_INTERNAL.
+ * Part bodies may end with bare LF line ends before the delimiter; preamble
+ * and epilogue are ignored (RFC 2046 5.1.1).
  */
 int mime_parse(struct arena *a, const char *content_type,
     const unsigned char *body, size_t len, const struct mime_limits *lim,
     struct mime_message *ret, struct err *err);
 
-/* The part with this Content-ID (compared without "<>"/"cid:"), or NULL. */
+/*
+ * The part with this Content-ID (compared without "<>"/"cid:"), or NULL.
+ * content_id may be a PartInfo href, with or without its "cid:": a cid: URL
+ * is %-encoded (RFC 2392 2), so it is compared %-decoded first and then as
+ * is; without "cid:", as is first and then %-decoded.
+ */
 const struct mime_part *mime_find(const struct mime_message *m,
     const char *content_id);
 
@@ -87,9 +108,26 @@ struct mime_out_part {
  * Write a multipart/related body (binary transfer encoding, CRLF line ends)
  * into out and the matching Content-Type header value into ret_content_type
  * (arena).  A random boundary is chosen when boundary is NULL.
+ * The body is appended to out; on failure out is cut back to its old length.
+ * Refused (ERR_INTERNAL): no parts, a boundary that is not 1..70 characters
+ * or holds CR, LF, a quote or a backslash, CR/LF in a header value, a
+ * Content-ID that is empty or holds CR, LF, "<", ">", a quote or a
+ * backslash, or part data with a line starting "--boundary".
+ * A NULL content_type is written as application/octet-stream.
  */
 int mime_write(struct arena *a, const struct mime_out_part *parts, size_t n,
     const char *boundary, struct buf *out, const char **ret_content_type,
     struct err *err);
+
+/*
+ * Internal to mime/ (mime_ct.c, used by mime.c): Content-ID grammar.
+ * Strip blanks, "<>" and a "cid:" prefix (case-insensitive, RFC 2392) from
+ * the id in [*pp, *pp + *plen), narrowing the range in place.  Returns 1 when
+ * a "cid:" prefix was removed: the rest is then a %-encoded URL (RFC 2392 2).
+ */
+int mime_ct_id_strip(const char **pp, size_t *plen);
+
+/* Internal: value of a hex digit, or -1. */
+int mime_ct_hex(unsigned char c);
 
 #endif

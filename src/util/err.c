@@ -11,6 +11,9 @@ err_clear(struct err *err)
 	memset(err, 0, sizeof(*err));
 }
 
+static void err_vformat(struct err *err, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
 static void
 err_vformat(struct err *err, const char *fmt, va_list ap)
 {

@@ -7,6 +7,8 @@
  * element and total nodes.  The external entity loader is replaced once by one
  * that serves only the schemas embedded in the binary and refuses everything
  * else, so no file or network access can come from XML processing.
+ * A namespace name that is not a valid URI is tolerated (recorded senders
+ * break long namespace names across lines); other namespace errors refuse.
  */
 #ifndef AS4GW_XML_H
 #define AS4GW_XML_H
@@ -56,10 +58,12 @@ int xml_parse(struct arena *a, const char *data, size_t len,
 int xml_parse_file(const char *path, const struct xml_limits *lim,
     xmlDocPtr *ret_doc, struct err *err);
 
-/* Is node an element with this namespace URI and local name? */
+/* Is node an element with this namespace URI (NULL = no namespace) and
+ * local name (NULL = any name)? */
 int xml_is(const xmlNode *node, const char *ns, const char *name);
 
-/* First element child of parent matching ns/name (NULL name = any element). */
+/* First element child of parent matching ns/name (ns NULL = no namespace,
+ * except that ns NULL with name NULL matches any element). */
 xmlNodePtr xml_child(const xmlNode *parent, const char *ns, const char *name);
 
 /* Next element sibling after node matching ns/name (NULL name = any). */
@@ -76,7 +80,7 @@ char *xml_text(struct arena *a, const xmlNode *node);
 char *xml_attr(struct arena *a, const xmlNode *node, const char *ns,
     const char *name);
 
-/* Schemas compiled into the binary (generated from schemas/*.xsd). */
+/* Schemas compiled into the binary (generated from the schemas folder). */
 struct xml_embedded {
 	const char *name;          /* file name, e.g. "ebms-header-3_0-200704.xsd" */
 	const unsigned char *data;
@@ -90,6 +94,9 @@ const struct xml_embedded *xml_embedded_find(const char *name);
 
 /*
  * Compile an embedded XSD (its imports resolve only to other embedded files).
+ * xsd:imports without schemaLocation of the xml, xlink and xmldsig
+ * namespaces are served by small built-in schemas (xml:lang etc.; the
+ * xmldsig one is lax), since libxml2 cannot resolve them otherwise.
  * The caller frees with xmlSchemaFree.  Thread-safe validation needs one
  * xmlSchemaValidCtxt per thread: see xml_validate().
  */

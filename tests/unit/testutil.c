@@ -52,11 +52,13 @@ out:
 char *
 testutil_read(const char *path, size_t *ret_len)
 {
-	char full[4096];
+	char full[8192];
 
 	if (path[0] == '/')
 		return testutil_read_abs(path, ret_len);
-	(void)snprintf(full, sizeof(full), "%s/%s", AS4GW_SOURCE_DIR, path);
+	if (snprintf(full, sizeof(full), "%s/%s", AS4GW_SOURCE_DIR, path) >=
+	    (int)sizeof(full))
+		return NULL;
 	return testutil_read_abs(full, ret_len);
 }
 
@@ -64,11 +66,11 @@ char *
 testutil_read_shared(const char *rel, size_t *ret_len)
 {
 	const char *dir = testutil_shared_dir();
-	char full[4096];
+	char full[8192];
 
-	if (dir == NULL)
+	if (dir == NULL ||
+	    snprintf(full, sizeof(full), "%s/%s", dir, rel) >= (int)sizeof(full))
 		return NULL;
-	(void)snprintf(full, sizeof(full), "%s/%s", dir, rel);
 	return testutil_read_abs(full, ret_len);
 }
 
