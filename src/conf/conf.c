@@ -1,2 +1,1036 @@
-/* placeholder: being written this session */
+/*
+ * conf — load the XML configuration: parse it with the hardened parser of
+ * xml/, validate it against the embedded schemas/as4gw-config.xsd, read it
+ * into a struct conf, then check what the schema cannot say (addresses, DSN
+ * schemes, ranges, retention, duplicate and ambiguous P-Mode legs, readable
+ * files).  Every failure is one line naming the file and, where known, the
+ * line: `conf/as4gw.xml:12: pmode "a": ...`.
+ */
 #include "conf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <libxml/tree.h>
+#include <libxml/xmlschemas.h>
+
+#include "../util/arena.h"
+#include "../xml/xml.h"
+
+#define CONF_NS "urn:as4gw:config:1"
+#define CONF_SCHEMA "as4gw-config.xsd"
+#define CONF_DAYS_MAX 36500ULL
+#define CONF_THREADS_MAX 1024ULL
+
+/* State of one conf_load(): where messages point and what is being built. */
+struct conf_ctx {
+	const char *path;     /* the file, as given */
+	char *dir;            /* its directory and '/', or NULL (cwd) */
+	struct arena *a;      /* scratch: text and attribute copies */
+	struct conf *c;
+	struct err *err;
+	long *leg_lines;      /* line of each <pmode>, for cross-leg messages */
+	long line_sign_cert, line_sign_key, line_tls_cert, line_tls_key;
+};
+
+/* A limit key: where it lives in struct conf_limits and its sane range. */
+struct conf_limit_def {
+	const char *name;
+	size_t offset;
+	int is_size;                 /* size_t field; else unsigned */
+	unsigned long long min, max;
+};
+
+static const struct conf_limit_def conf_limit_defs[] = {
+	{ "maxBodyBytes", offsetof(struct conf_limits, max_body_bytes), 1,
+	    1024, 1ULL << 36 },
+	{ "connectionTimeoutSeconds",
+	    offsetof(struct conf_limits, connection_timeout_s), 0, 1, 3600 },
+	{ "requestDeadlineSeconds",
+	    offsetof(struct conf_limits, request_deadline_s), 0, 1, 86400 },
+	{ "perIpConnections", offsetof(struct conf_limits, per_ip_connections),
+	    0, 1, 100000 },
+	{ "maxConnections", offsetof(struct conf_limits, max_connections), 0,
+	    1, 100000 },
+	{ "connectionMemoryBytes",
+	    offsetof(struct conf_limits, connection_memory_bytes), 1, 4096,
+	    1ULL << 26 },
+	{ "requestMemoryBytes",
+	    offsetof(struct conf_limits, request_memory_bytes), 1, 1ULL << 20,
+	    1ULL << 36 },
+	{ "maxParts", offsetof(struct conf_limits, max_parts), 1, 1, 10000 },
+	{ "maxXmlDepth", offsetof(struct conf_limits, max_xml_depth), 1, 16,
+	    4096 },
+	{ "maxXmlNodes", offsetof(struct conf_limits, max_xml_nodes), 1, 100,
+	    100000000 },
+};
+
+/* Fill lim with the defaults documented in conf.h. */
+void
+conf_limits_default(struct conf_limits *lim)
+{
+	lim->max_body_bytes = 32u * 1024u * 1024u;
+	lim->connection_timeout_s = 30;
+	lim->request_deadline_s = 120;
+	lim->per_ip_connections = 32;
+	lim->max_connections = 512;
+	lim->connection_memory_bytes = 32u * 1024u;
+	lim->request_memory_bytes = 256u * 1024u * 1024u;
+	lim->max_parts = 64;
+	lim->max_xml_depth = 64;
+	lim->max_xml_nodes = 100000;
+}
+
+/* Configuration spelling of a policy, for pmode-check and logs. */
+const char *
+conf_policy_name(enum conf_policy p)
+{
+	switch (p) {
+	case CONF_NEVER: return "never";
+	case CONF_OPTIONAL: return "optional";
+	case CONF_REQUIRED: return "required";
+	}
+	return "unknown";
+}
+
+/* Record "FILE:LINE: what" (or "FILE: what" when line <= 0) as ERR_CONF;
+ * returns -1. */
+static int __attribute__((format(printf, 3, 4)))
+conf_fail_line(const struct conf_ctx *x, long line, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vsnprintf(what, sizeof(what), fmt, ap) < 0)
+		what[0] = '\0';
+	va_end(ap);
+	if (line > 0)
+		return err_set(x->err, ERR_CONF, NULL, "%s:%ld: %s", x->path,
+		    line, what);
+	return err_set(x->err, ERR_CONF, NULL, "%s: %s", x->path, what);
+}
+
+/* Fail at the line of node (NULL: no line). */
+#define conf_fail(x, node, ...) \
+	conf_fail_line((x), (node) != NULL ? xmlGetLineNo(node) : -1L, \
+	    __VA_ARGS__)
+
+/* Allocation failure; returns -1. */
+static int
+conf_oom(const struct conf_ctx *x)
+{
+	return err_set(x->err, ERR_INTERNAL, NULL, "out of memory");
+}
+
+/* malloc'd copy of s into *ret (replacing and freeing what was there). */
+static int
+conf_set(const struct conf_ctx *x, char **ret, const char *s)
+{
+	char *dup = strdup(s);
+
+	if (dup == NULL)
+		return conf_oom(x);
+	free(*ret);
+	*ret = dup;
+	return 0;
+}
+
+/* Is c XML white space? */
+static int
+conf_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Trimmed text of element n into *ret (malloc'd); empty is refused. */
+static int
+conf_elem_text(const struct conf_ctx *x, const xmlNode *n, char **ret)
+{
+	const char *s = xml_text(x->a, n);
+
+	if (s == NULL)
+		return conf_oom(x);
+	if (*s == '\0')
+		return conf_fail(x, n, "%s is empty", (const char *)n->name);
+	return conf_set(x, ret, s);
+}
+
+/* Text of parent's child element `name`: 0 absent (*ret untouched), 1 set,
+ * -1 error. */
+static int
+conf_text(const struct conf_ctx *x, const xmlNode *parent, const char *name,
+    char **ret)
+{
+	xmlNodePtr n = xml_child(parent, CONF_NS, name);
+
+	if (n == NULL)
+		return 0;
+	return conf_elem_text(x, n, ret) == -1 ? -1 : 1;
+}
+
+/* Attribute `name` of n, trimmed, as a scratch copy; NULL if absent. */
+static const char *
+conf_attr_get(const struct conf_ctx *x, const xmlNode *n, const char *name)
+{
+	char *s = xml_attr(x->a, n, NULL, name);
+	size_t len;
+
+	if (s == NULL)
+		return NULL;
+	while (conf_space(*s))
+		s++;
+	len = strlen(s);
+	while (len > 0 && conf_space(s[len - 1]))
+		s[--len] = '\0';
+	return s;
+}
+
+/* Attribute `name` of n, trimmed, into *ret (malloc'd); absent leaves *ret
+ * alone.  0 ok, -1 error (empty values are refused). */
+static int
+conf_attr(const struct conf_ctx *x, const xmlNode *n, const char *name,
+    char **ret)
+{
+	const char *s = conf_attr_get(x, n, name);
+
+	if (s == NULL)
+		return 0;
+	if (*s == '\0')
+		return conf_fail(x, n, "%s/@%s is empty", (const char *)n->name,
+		    name);
+	return conf_set(x, ret, s);
+}
+
+/*
+ * Decimal text of parent's child `name` in [min, max] into *ret: 0 absent,
+ * 1 set, -1 error.  The schema already checked the lexical form; this checks
+ * it again (a leading '+' is valid xs:positiveInteger) and the range.
+ */
+static int
+conf_uint(const struct conf_ctx *x, const xmlNode *parent, const char *name,
+    unsigned long long min, unsigned long long max, unsigned long long *ret)
+{
+	xmlNodePtr n = xml_child(parent, CONF_NS, name);
+	unsigned long long v = 0;
+	const char *s, *p;
+
+	if (n == NULL)
+		return 0;
+	s = xml_text(x->a, n);
+	if (s == NULL)
+		return conf_oom(x);
+	p = s + (*s == '+');
+	if (*p == '\0')
+		return conf_fail(x, n, "%s: \"%s\" is not a number", name, s);
+	for (; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9')
+			return conf_fail(x, n, "%s: \"%s\" is not a number",
+			    name, s);
+		v = v * 10 + (unsigned)(*p - '0');
+		if (v > max)
+			v = max + 1;    /* saturate; max < ULLONG_MAX */
+	}
+	if (v < min || v > max)
+		return conf_fail(x, n, "%s must be between %llu and %llu, "
+		    "not %s", name, min, max, s);
+	*ret = v;
+	return 1;
+}
+
+/* Malloc'd path: rel as is if absolute or the file has no directory part,
+ * else the config file's directory + rel. */
+static char *
+conf_resolve(const struct conf_ctx *x, const char *rel)
+{
+	char *out = NULL;
+
+	if (rel[0] == '/' || x->dir == NULL)
+		return strdup(rel);
+	if (asprintf(&out, "%s%s", x->dir, rel) < 0)
+		return NULL;
+	return out;
+}
+
+/* Resolve *p in place (see conf_resolve). */
+static int
+conf_resolve_in_place(const struct conf_ctx *x, char **p)
+{
+	char *r;
+
+	if (*p == NULL)
+		return 0;
+	r = conf_resolve(x, *p);
+	if (r == NULL)
+		return conf_oom(x);
+	free(*p);
+	*p = r;
+	return 0;
+}
+
+/* Host part of a listen address: a name or IPv4 (v6 == 0), or the inside of
+ * an IPv6 literal's brackets (v6 == 1, optional %zone). */
+static int
+conf_host_ok(const char *s, size_t len, int v6)
+{
+	int colons = 0, zone = 0;
+	size_t i;
+
+	if (len == 0 || len > 253)
+		return 0;
+	for (i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (zone && (isalnum(ch) || strchr("_-.", ch) != NULL))
+			continue;
+		if (v6 && ch == '%' && !zone && i > 0 && i + 1 < len)
+			zone = 1;
+		else if (v6 && (isxdigit(ch) || ch == '.' || ch == ':'))
+			colons += ch == ':';
+		else if (!v6 && (isalnum(ch) || ch == '.' || ch == '-' ||
+		    ch == '_'))
+			continue;
+		else
+			return 0;
+	}
+	return !v6 || colons >= 2;
+}
+
+/* Decimal port 0..65535 (1 to 5 digits, nothing else). */
+static int
+conf_port(const char *s, int *ret)
+{
+	long v = 0;
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++) {
+		if (i >= 5 || s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	if (i == 0 || v > 65535)
+		return -1;
+	*ret = (int)v;
+	return 0;
+}
+
+/* "host:port", "[v6]:port"; see conf.h. */
+int
+conf_parse_listen(const char *s, char **ret_host, int *ret_port)
+{
+	const char *hs, *he, *colon;
+	char *host = NULL;
+	int port = 0, v6 = 0, rc = -1;
+
+	if (s == NULL)
+		goto out;
+	if (s[0] == '[') {
+		hs = s + 1;
+		he = strchr(hs, ']');
+		if (he == NULL || he[1] != ':')
+			goto out;
+		colon = he + 1;
+		v6 = 1;
+	} else {
+		hs = s;
+		colon = strrchr(s, ':');
+		if (colon == NULL)
+			goto out;
+		he = colon;
+	}
+	if (!conf_host_ok(hs, (size_t)(he - hs), v6) ||
+	    conf_port(colon + 1, &port) == -1)
+		goto out;
+	host = strndup(hs, (size_t)(he - hs));
+	if (host == NULL)
+		goto out;
+	*ret_host = host;
+	*ret_port = port;
+	rc = 0;
+out:
+	return rc;
+}
+
+/* <listen>: replace the default host and port. */
+static int
+conf_listen(const struct conf_ctx *x, const xmlNode *gw)
+{
+	xmlNodePtr n = xml_child(gw, CONF_NS, "listen");
+	char *host = NULL;
+	const char *s;
+	int port;
+
+	if (n == NULL)
+		return 0;
+	s = xml_text(x->a, n);
+	if (s == NULL)
+		return conf_oom(x);
+	if (conf_parse_listen(s, &host, &port) == -1)
+		return conf_fail(x, n, "listen: \"%s\" is not host:port or "
+		    "[ipv6]:port with a port from 0 to 65535", s);
+	free(x->c->listen_host);
+	x->c->listen_host = host;
+	x->c->listen_port = port;
+	return 0;
+}
+
+/* <path>: an absolute HTTP path without query, fragment or blanks. */
+static int
+conf_http_path(const struct conf_ctx *x, const xmlNode *gw)
+{
+	const char *p;
+
+	if (conf_text(x, gw, "path", &x->c->http_path) == -1)
+		return -1;
+	p = x->c->http_path;
+	if (p[0] != '/')
+		return conf_fail(x, xml_child(gw, CONF_NS, "path"),
+		    "path \"%s\" does not start with '/'", p);
+	for (; *p != '\0'; p++)
+		if ((unsigned char)*p <= ' ' || *p == '?' || *p == '#' ||
+		    *p == 0x7f)
+			return conf_fail(x, xml_child(gw, CONF_NS, "path"),
+			    "path \"%s\" contains a blank, control character, "
+			    "'?' or '#'", x->c->http_path);
+	return 0;
+}
+
+/*
+ * <store>: sqlite:FILE (FILE resolved against the config directory unless
+ * absolute, ":memory:" or a "file:" URI) or a PostgreSQL URI (passed
+ * through to libpq).
+ */
+static int
+conf_store(const struct conf_ctx *x, const xmlNode *gw)
+{
+	xmlNodePtr n = xml_child(gw, CONF_NS, "store");
+	const char *dsn, *file;
+	char *r = NULL, *out = NULL;
+
+	if (conf_text(x, gw, "store", &x->c->store_dsn) == -1)
+		return -1;
+	dsn = x->c->store_dsn;
+	if (strncmp(dsn, "postgresql://", 13) == 0 ||
+	    strncmp(dsn, "postgres://", 11) == 0)
+		return 0;
+	if (strncmp(dsn, "sqlite:", 7) != 0)
+		return conf_fail(x, n, "store \"%s\": scheme must be sqlite:, "
+		    "postgresql:// or postgres://", dsn);
+	file = dsn + 7;
+	if (*file == '\0')
+		return conf_fail(x, n, "store \"%s\": no database file", dsn);
+	if (strcmp(file, ":memory:") == 0 || strncmp(file, "file:", 5) == 0 ||
+	    file[0] == '/' || x->dir == NULL)
+		return 0;
+	r = conf_resolve(x, file);
+	if (r == NULL || asprintf(&out, "sqlite:%s", r) < 0) {
+		free(r);
+		return conf_oom(x);
+	}
+	free(r);
+	free(x->c->store_dsn);
+	x->c->store_dsn = out;
+	return 0;
+}
+
+/* A certificate + key pair element (<tls>, <signing>): resolved paths and
+ * lines; both or neither. */
+static int
+conf_pair(struct conf_ctx *x, const xmlNode *n, char **cert, char **key,
+    long *cert_line, long *key_line)
+{
+	xmlNodePtr cn = xml_child(n, CONF_NS, "certificate");
+	xmlNodePtr kn = xml_child(n, CONF_NS, "key");
+	const char *what = (const char *)n->name;
+
+	if (cn == NULL && kn == NULL)
+		return conf_fail(x, n, "%s: certificate and key missing", what);
+	if (cn == NULL)
+		return conf_fail(x, n, "%s: key without certificate", what);
+	if (kn == NULL)
+		return conf_fail(x, n, "%s: certificate without key", what);
+	if (conf_elem_text(x, cn, cert) == -1 ||
+	    conf_elem_text(x, kn, key) == -1 ||
+	    conf_resolve_in_place(x, cert) == -1 ||
+	    conf_resolve_in_place(x, key) == -1)
+		return -1;
+	*cert_line = xmlGetLineNo(cn);
+	*key_line = xmlGetLineNo(kn);
+	return 0;
+}
+
+/* <limits>: each key optional, range-checked, written over the default. */
+static int
+conf_limits(const struct conf_ctx *x, const xmlNode *gw)
+{
+	xmlNodePtr n = xml_child(gw, CONF_NS, "limits");
+	struct conf_limits *lim = &x->c->limits;
+	unsigned long long v, max;
+	size_t i;
+	int r;
+
+	for (i = 0; n != NULL && i < sizeof(conf_limit_defs) /
+	    sizeof(conf_limit_defs[0]); i++) {
+		const struct conf_limit_def *d = &conf_limit_defs[i];
+		char *field = (char *)lim + d->offset;
+
+		max = d->is_size ? (d->max < SIZE_MAX ? d->max : SIZE_MAX) :
+		    (d->max < UINT_MAX ? d->max : UINT_MAX);
+		r = conf_uint(x, n, d->name, d->min, max, &v);
+		if (r == -1)
+			return -1;
+		if (r == 1 && d->is_size)
+			*(size_t *)(void *)field = (size_t)v;
+		else if (r == 1)
+			*(unsigned *)(void *)field = (unsigned)v;
+	}
+	if (lim->per_ip_connections > lim->max_connections)
+		return conf_fail(x, n, "perIpConnections (%u) exceeds "
+		    "maxConnections (%u)", lim->per_ip_connections,
+		    lim->max_connections);
+	return 0;
+}
+
+/* <retentionDays> and <partnerRetryWindowDays> of the gateway. */
+static int
+conf_retention(const struct conf_ctx *x, const xmlNode *gw)
+{
+	xmlNodePtr n = xml_child(gw, CONF_NS, "retentionDays");
+	unsigned long long v;
+	int r;
+
+	r = conf_uint(x, gw, "retentionDays", 1, CONF_DAYS_MAX, &v);
+	if (r == -1)
+		return -1;
+	if (r == 1)
+		x->c->retention_days = (int)v;
+	r = conf_uint(x, gw, "partnerRetryWindowDays", 1, CONF_DAYS_MAX, &v);
+	if (r == -1)
+		return -1;
+	if (r == 1)
+		x->c->retry_window_days = (int)v;
+	/* DESIGN.md: never purge before a partner may stop retrying, or a late
+	 * retry would be accepted as new and processed twice. */
+	if (x->c->retention_days < x->c->retry_window_days)
+		return conf_fail(x, n != NULL ? n : gw, "retentionDays (%d) is "
+		    "shorter than partnerRetryWindowDays (%d)",
+		    x->c->retention_days, x->c->retry_window_days);
+	return 0;
+}
+
+/* <gateway>: every setting, in document-independent order. */
+static int
+conf_gateway(struct conf_ctx *x, const xmlNode *gw)
+{
+	xmlNodePtr n;
+	unsigned long long v;
+	int r;
+
+	if (gw == NULL)
+		return conf_fail_line(x, -1, "gateway missing");
+	if (conf_listen(x, gw) == -1 || conf_http_path(x, gw) == -1 ||
+	    conf_store(x, gw) == -1)
+		return -1;
+	r = conf_uint(x, gw, "threads", 1, CONF_THREADS_MAX, &v);
+	if (r == -1)
+		return -1;
+	if (r == 1)
+		x->c->threads = (unsigned)v;
+	n = xml_child(gw, CONF_NS, "tls");
+	if (n != NULL && conf_pair(x, n, &x->c->tls_cert, &x->c->tls_key,
+	    &x->line_tls_cert, &x->line_tls_key) == -1)
+		return -1;
+	n = xml_child(gw, CONF_NS, "signing");
+	if (n == NULL)
+		return conf_fail(x, gw, "gateway: signing missing");
+	if (conf_pair(x, n, &x->c->sign_cert, &x->c->sign_key,
+	    &x->line_sign_cert, &x->line_sign_key) == -1)
+		return -1;
+	return conf_limits(x, gw) == -1 ? -1 : conf_retention(x, gw);
+}
+
+/* ebMS3 Core 5.2.2.8: an untyped Service must be a URI (a PartyId need not
+ * be, 5.2.2.4); a minimal check: scheme ":" something. */
+static int
+conf_is_uri(const char *s)
+{
+	size_t i = 0;
+
+	if (!isalpha((unsigned char)s[0]))
+		return 0;
+	while (isalnum((unsigned char)s[i]) || s[i] == '+' || s[i] == '-' ||
+	    s[i] == '.')
+		i++;
+	return s[i] == ':' && s[i + 1] != '\0';
+}
+
+/* <from> / <to>: one partyId (+type) and an optional role. */
+static int
+conf_party(const struct conf_ctx *x, const struct pmode_leg *leg,
+    const xmlNode *n, struct conf_party *p)
+{
+	xmlNodePtr id;
+
+	if (n == NULL)
+		return conf_fail_line(x, -1, "pmode \"%s\": from/to missing",
+		    leg->id);
+	id = xml_child(n, CONF_NS, "partyId");
+	if (id == NULL)
+		return conf_fail(x, n, "pmode \"%s\": %s: partyId missing",
+		    leg->id, (const char *)n->name);
+	if (conf_attr(x, n, "role", &p->role) == -1 ||
+	    conf_elem_text(x, id, &p->party_id) == -1 ||
+	    conf_attr(x, id, "type", &p->party_type) == -1)
+		return -1;
+	return 0;
+}
+
+/* Policy attribute `name` of n (absent: keep *ret, the default). */
+static int
+conf_policy(const struct conf_ctx *x, const xmlNode *n, const char *name,
+    enum conf_policy *ret)
+{
+	const char *s = conf_attr_get(x, n, name);
+
+	if (s == NULL)
+		return 0;
+	if (strcmp(s, "required") == 0)
+		*ret = CONF_REQUIRED;
+	else if (strcmp(s, "optional") == 0)
+		*ret = CONF_OPTIONAL;
+	else if (strcmp(s, "never") == 0)
+		*ret = CONF_NEVER;
+	else
+		return conf_fail(x, n, "security/@%s: \"%s\" is not required, "
+		    "optional or never", name, s);
+	return 0;
+}
+
+/* <security> and <receipt> of a leg (defaults set by the caller). */
+static int
+conf_leg_policy(const struct conf_ctx *x, const xmlNode *node,
+    struct pmode_leg *leg)
+{
+	xmlNodePtr n = xml_child(node, CONF_NS, "security");
+	const char *s;
+
+	if (n != NULL && (conf_policy(x, n, "signing", &leg->signing) == -1 ||
+	    conf_policy(x, n, "encryption", &leg->encryption) == -1))
+		return -1;
+	n = xml_child(node, CONF_NS, "receipt");
+	s = n != NULL ? conf_attr_get(x, n, "nonRepudiation") : NULL;
+	if (s == NULL)
+		return 0;
+	if (strcmp(s, "true") == 0 || strcmp(s, "1") == 0)
+		leg->receipt_nrr = 1;
+	else if (strcmp(s, "false") == 0 || strcmp(s, "0") == 0)
+		leg->receipt_nrr = 0;
+	else
+		return conf_fail(x, n, "receipt/@nonRepudiation: \"%s\" is not "
+		    "true or false", s);
+	return 0;
+}
+
+/* <agreement> and <service> of a leg. */
+static int
+conf_leg_collab(const struct conf_ctx *x, const xmlNode *node,
+    struct pmode_leg *leg)
+{
+	xmlNodePtr n = xml_child(node, CONF_NS, "agreement");
+	int r;
+
+	if (n != NULL && (conf_elem_text(x, n, &leg->agreement) == -1 ||
+	    conf_attr(x, n, "type", &leg->agreement_type) == -1))
+		return -1;
+	n = xml_child(node, CONF_NS, "service");
+	if (n == NULL)
+		return conf_fail(x, node, "pmode \"%s\": service missing",
+		    leg->id);
+	if (conf_elem_text(x, n, &leg->service) == -1 ||
+	    conf_attr(x, n, "type", &leg->service_type) == -1)
+		return -1;
+	if (leg->service_type == NULL && !conf_is_uri(leg->service))
+		return conf_fail(x, n, "pmode \"%s\": service \"%s\" has no "
+		    "type and is not a URI (ebMS3 Core 5.2.2.8)", leg->id,
+		    leg->service);
+	r = conf_text(x, node, "action", &leg->action);
+	if (r == 0)
+		return conf_fail(x, node, "pmode \"%s\": action missing",
+		    leg->id);
+	return r == -1 ? -1 : 0;
+}
+
+/* One <pmode> element into leg. */
+static int
+conf_leg(const struct conf_ctx *x, const xmlNode *node, struct pmode_leg *leg)
+{
+	unsigned long long v;
+	int r;
+
+	leg->signing = CONF_REQUIRED;
+	leg->encryption = CONF_OPTIONAL;
+	leg->receipt_nrr = 1;
+	if (conf_attr(x, node, "id", &leg->id) == -1)
+		return -1;
+	if (leg->id == NULL)
+		return conf_fail(x, node, "pmode without id");
+	if (conf_leg_collab(x, node, leg) == -1 ||
+	    conf_party(x, leg, xml_child(node, CONF_NS, "from"),
+	    &leg->from) == -1 ||
+	    conf_party(x, leg, xml_child(node, CONF_NS, "to"),
+	    &leg->to) == -1 ||
+	    conf_leg_policy(x, node, leg) == -1)
+		return -1;
+	r = conf_uint(x, node, "retentionDays", 1, CONF_DAYS_MAX, &v);
+	if (r == -1)
+		return -1;
+	if (r == 1)
+		leg->retention_days = (int)v;
+	if (r == 1 && leg->retention_days < x->c->retry_window_days)
+		return conf_fail(x, xml_child(node, CONF_NS, "retentionDays"),
+		    "pmode \"%s\": retentionDays (%d) is shorter than "
+		    "partnerRetryWindowDays (%d)", leg->id, leg->retention_days,
+		    x->c->retry_window_days);
+	return 0;
+}
+
+/* Every <pmode> of the root into c->legs. */
+static int
+conf_legs(struct conf_ctx *x, const xmlNode *root)
+{
+	size_t n = xml_count(root, CONF_NS, "pmode"), i = 0;
+	xmlNodePtr node;
+
+	if (n == 0)
+		return conf_fail(x, root, "no pmode");
+	x->c->legs = calloc(n, sizeof(*x->c->legs));
+	x->leg_lines = arena_calloc(x->a, n, sizeof(*x->leg_lines));
+	if (x->c->legs == NULL || x->leg_lines == NULL)
+		return conf_oom(x);
+	x->c->n_legs = n;
+	for (node = xml_child(root, CONF_NS, "pmode"); node != NULL && i < n;
+	    node = xml_next(node, CONF_NS, "pmode"), i++) {
+		x->leg_lines[i] = xmlGetLineNo(node);
+		if (conf_leg(x, node, &x->c->legs[i]) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* NULL-safe string equality (NULL equals only NULL). */
+static int
+conf_eq(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* Could one message's party match both a and b?  (NULL role = any.) */
+static int
+conf_party_overlap(const struct conf_party *a, const struct conf_party *b)
+{
+	return conf_eq(a->party_id, b->party_id) &&
+	    conf_eq(a->party_type, b->party_type) &&
+	    (a->role == NULL || b->role == NULL || conf_eq(a->role, b->role));
+}
+
+/* Could one message match both legs (pmode_match would have to guess)? */
+static int
+conf_legs_overlap(const struct pmode_leg *a, const struct pmode_leg *b)
+{
+	return conf_eq(a->agreement, b->agreement) &&
+	    conf_eq(a->agreement_type, b->agreement_type) &&
+	    conf_party_overlap(&a->from, &b->from) &&
+	    conf_party_overlap(&a->to, &b->to) &&
+	    conf_eq(a->service, b->service) &&
+	    conf_eq(a->service_type, b->service_type) &&
+	    conf_eq(a->action, b->action);
+}
+
+/* Unique leg ids; no two legs a message could both match. */
+static int
+conf_legs_check(const struct conf_ctx *x)
+{
+	const struct pmode_leg *legs = x->c->legs;
+	size_t i, j;
+
+	for (i = 1; i < x->c->n_legs; i++) {
+		for (j = 0; j < i; j++) {
+			if (strcmp(legs[i].id, legs[j].id) == 0)
+				return conf_fail_line(x, x->leg_lines[i],
+				    "duplicate pmode id \"%s\" (first at line "
+				    "%ld)", legs[i].id, x->leg_lines[j]);
+			if (conf_legs_overlap(&legs[i], &legs[j]))
+				return conf_fail_line(x, x->leg_lines[i],
+				    "pmode \"%s\" is ambiguous: a message "
+				    "could match it and pmode \"%s\" "
+				    "(line %ld)",
+				    legs[i].id, legs[j].id, x->leg_lines[j]);
+		}
+	}
+	return 0;
+}
+
+/* A file the gateway will read at start-up: must open and be regular. */
+static int
+conf_file_ok(const struct conf_ctx *x, long line, const char *what,
+    const char *path)
+{
+	struct stat st;
+	FILE *f;
+	int rc = -1;
+
+	if (path == NULL)
+		return 0;
+	f = fopen(path, "r");
+	if (f == NULL) {
+		conf_fail_line(x, line, "%s: could not open file \"%s\": %s",
+		    what, path, strerror(errno));
+		goto out;
+	}
+	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+		conf_fail_line(x, line, "%s: \"%s\" is not a regular file",
+		    what, path);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (f != NULL)
+		(void)fclose(f);
+	return rc;
+}
+
+/* Files last: structural problems are reported before environment ones. */
+static int
+conf_files_check(const struct conf_ctx *x)
+{
+	const struct conf *c = x->c;
+
+	if (conf_file_ok(x, x->line_sign_cert, "signing certificate",
+	    c->sign_cert) == -1 ||
+	    conf_file_ok(x, x->line_sign_key, "signing key",
+	    c->sign_key) == -1 ||
+	    conf_file_ok(x, x->line_tls_cert, "tls certificate",
+	    c->tls_cert) == -1 ||
+	    conf_file_ok(x, x->line_tls_key, "tls key", c->tls_key) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * Turn a libxml2 complaint from xml/ ("line N: text; file ..." or
+ * "FILE:N: text") into "FILE:N: what: text", dropping the config namespace
+ * that libxml2 writes in braces before element names.
+ */
+static int
+conf_fail_xml(const struct conf_ctx *x, const char *what, const char *detail)
+{
+	static const char ns[] = "{" CONF_NS "}";
+	char text[256], *endp, *brace;
+	const char *p = detail, *end;
+	size_t n = 0, plen = strlen(x->path);
+	long line = -1;
+
+	if (strncmp(p, "line ", 5) == 0)
+		p += 5;
+	else if (strncmp(p, x->path, plen) == 0 && p[plen] == ':')
+		p += plen + 1;
+	if (p != detail && *p >= '0' && *p <= '9') {
+		line = strtol(p, &endp, 10);
+		p = strncmp(endp, ": ", 2) == 0 ? endp + 2 : detail;
+	} else {
+		p = detail;
+	}
+	end = strncmp(p, "file \"", 6) == 0 ? p : strstr(p, "; file \"");
+	if (end == NULL)
+		end = p + strlen(p);
+	while (p < end && n + 1 < sizeof(text)) {
+		if (strncmp(p, ns, sizeof(ns) - 1) == 0) {
+			p += sizeof(ns) - 1;
+			continue;
+		}
+		text[n++] = *p++;
+	}
+	text[n] = '\0';
+	brace = strrchr(text, '{');
+	if (brace != NULL && strchr(brace, '}') == NULL)   /* cut off by xml/ */
+		(void)snprintf(brace, sizeof(text) - (size_t)(brace - text),
+		    "...");
+	if (n == 0)
+		return conf_fail_line(x, line, "%s", what);
+	return conf_fail_line(x, line, "%s: %s", what, text);
+}
+
+/* Parse the file with the hardened parser; map errors to ERR_CONF. */
+static int
+conf_parse(const struct conf_ctx *x, xmlDocPtr *ret_doc)
+{
+	struct xml_limits lim;
+	struct err e;
+
+	err_clear(&e);
+	xml_limits_default(&lim);
+	if (xml_parse_file(x->path, &lim, ret_doc, &e) == 0)
+		return 0;
+	if (e.kind == ERR_INTERNAL)
+		return err_set(x->err, ERR_INTERNAL, NULL, "%s", e.msg);
+	if (e.kind == ERR_IO)
+		return err_set(x->err, ERR_CONF, NULL, "%s", e.msg);
+	return conf_fail_xml(x, e.msg, e.detail);
+}
+
+/* The root must be {urn:as4gw:config:1}as4gw and valid against the XSD. */
+static int
+conf_validate(const struct conf_ctx *x, xmlNodePtr root)
+{
+	void *schema = NULL;
+	struct err e;
+	int rc = -1;
+
+	err_clear(&e);
+	if (!xml_is(root, CONF_NS, "as4gw")) {
+		conf_fail(x, root, "root element is not as4gw in namespace %s",
+		    CONF_NS);
+		goto out;
+	}
+	if (xml_schema_load(CONF_SCHEMA, &schema, &e) == -1) {
+		err_set(x->err, ERR_INTERNAL, NULL, "%s: %s", e.msg, e.detail);
+		goto out;
+	}
+	if (xml_validate(schema, root, NULL, &e) == -1) {
+		conf_fail_xml(x, "not valid against the schema", e.detail);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (schema != NULL)
+		xmlSchemaFree(schema);
+	return rc;
+}
+
+/* A struct conf holding the defaults, or NULL. */
+static struct conf *
+conf_new(const char *path)
+{
+	struct conf *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->path = strdup(path);
+	c->listen_host = strdup("127.0.0.1");
+	c->listen_port = 8080;
+	c->http_path = strdup("/as4");
+	c->store_dsn = strdup("sqlite:var/as4gw.db");
+	c->threads = 4;
+	c->retention_days = 30;
+	c->retry_window_days = 7;
+	conf_limits_default(&c->limits);
+	if (c->path == NULL || c->listen_host == NULL || c->http_path == NULL ||
+	    c->store_dsn == NULL) {
+		conf_free(c);
+		c = NULL;
+	}
+	return c;
+}
+
+/* x->dir: the directory part of the path with its '/', or NULL. */
+static int
+conf_dir(struct conf_ctx *x)
+{
+	const char *slash = strrchr(x->path, '/');
+
+	if (slash == NULL)
+		return 0;
+	x->dir = strndup(x->path, (size_t)(slash - x->path) + 1);
+	return x->dir == NULL ? conf_oom(x) : 0;
+}
+
+/* Load, validate and check path; see conf.h. */
+int
+conf_load(const char *path, struct conf **ret, struct err *err)
+{
+	struct conf_ctx x;
+	xmlDocPtr doc = NULL;
+	xmlNodePtr root;
+	int rc = -1;
+
+	memset(&x, 0, sizeof(x));
+	x.path = path != NULL ? path : "(null)";
+	x.err = err;
+	x.a = arena_new(0);
+	x.c = conf_new(x.path);
+	if (x.a == NULL || x.c == NULL) {
+		conf_oom(&x);
+		goto out;
+	}
+	if (path == NULL) {
+		err_set(err, ERR_CONF, NULL, "no configuration file given");
+		goto out;
+	}
+	if (conf_dir(&x) == -1 || conf_parse(&x, &doc) == -1)
+		goto out;
+	root = xmlDocGetRootElement(doc);
+	if (conf_validate(&x, root) == -1 ||
+	    conf_gateway(&x, xml_child(root, CONF_NS, "gateway")) == -1 ||
+	    conf_legs(&x, root) == -1 || conf_legs_check(&x) == -1 ||
+	    conf_files_check(&x) == -1)
+		goto out;
+	*ret = x.c;
+	x.c = NULL;
+	rc = 0;
+out:
+	conf_free(x.c);
+	xmlFreeDoc(doc);
+	arena_free(x.a);
+	free(x.dir);
+	return rc;
+}
+
+/* Free the strings of a party (not the struct). */
+static void
+conf_party_free(struct conf_party *p)
+{
+	free(p->party_id);
+	free(p->party_type);
+	free(p->role);
+}
+
+/* Free c and everything it owns; accepts NULL. */
+void
+conf_free(struct conf *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; c->legs != NULL && i < c->n_legs; i++) {
+		struct pmode_leg *l = &c->legs[i];
+
+		free(l->id);
+		free(l->agreement);
+		free(l->agreement_type);
+		conf_party_free(&l->from);
+		conf_party_free(&l->to);
+		free(l->service);
+		free(l->service_type);
+		free(l->action);
+	}
+	free(c->legs);
+	free(c->path);
+	free(c->listen_host);
+	free(c->http_path);
+	free(c->store_dsn);
+	free(c->tls_cert);
+	free(c->tls_key);
+	free(c->sign_cert);
+	free(c->sign_key);
+	free(c);
+}

@@ -4,7 +4,9 @@
  * checked for meaning (files readable, ports in range, no duplicate leg ids).
  *
  * A struct conf is immutable once loaded and has one owner; relative paths in
- * the file are resolved against the file's directory at load time.
+ * the file are resolved against the file's directory at load time.  Every
+ * char * in it (and in its legs) is malloc'd and owned by the struct conf;
+ * conf_free() frees them all.
  */
 #ifndef AS4GW_CONF_H
 #define AS4GW_CONF_H
@@ -42,7 +44,7 @@ struct conf_limits {
 	unsigned request_deadline_s;    /* requestDeadlineSeconds, default 120 */
 	unsigned per_ip_connections;    /* perIpConnections, default 32 */
 	unsigned max_connections;       /* maxConnections, default 512 */
-	size_t connection_memory_bytes; /* connectionMemoryBytes, default 64 KiB (bounds request headers) */
+	size_t connection_memory_bytes; /* connectionMemoryBytes, default 32 KiB (bounds request headers: NEGATIVE-CASES 3) */
 	size_t request_memory_bytes;    /* requestMemoryBytes: per-request arena budget, default 256 MiB */
 	size_t max_parts;               /* maxParts: MIME parts per message, default 64 */
 	size_t max_xml_depth;           /* maxXmlDepth, default 64 */
@@ -76,7 +78,18 @@ int conf_load(const char *path, struct conf **ret, struct err *err);
 /* Accepts NULL. */
 void conf_free(struct conf *c);
 
-/* Parse "host:port" (IPv4, [IPv6] or name) for --listen; 0 ok, -1 invalid. */
+/*
+ * Parse "host:port" (IPv4, [IPv6] or name) for --listen; 0 ok, -1 invalid.
+ * Port 0..65535 (0 = any free port).  *ret_host is malloc'd, without the
+ * brackets of an IPv6 literal; the caller frees it.  Outputs are written only
+ * on success.
+ */
 int conf_parse_listen(const char *s, char **ret_host, int *ret_port);
+
+/* The default limits documented in struct conf_limits. */
+void conf_limits_default(struct conf_limits *lim);
+
+/* "required", "optional" or "never". */
+const char *conf_policy_name(enum conf_policy p);
 
 #endif
