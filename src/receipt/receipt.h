@@ -14,7 +14,7 @@
 
 /*
  * Build and sign the Receipt for um: eb:SignalMessage with a new MessageId
- * (uuid@<host part>), Timestamp now, RefToMessageId = um's MessageId, and
+ * ("<uuid>@as4gw"), Timestamp now, RefToMessageId = um's MessageId, and
  * eb:Receipt containing a copy of the eb:UserMessage element (reception
  * awareness; the NRR form with ebbp:NonRepudiationInformation comes with
  * signature verification in issue 3).  The serialised envelope is appended to
@@ -27,8 +27,14 @@ int receipt_build(struct arena *a, const struct wss_key *key,
 /*
  * Build and sign an eb:Error signal for a refused message: code (e.g.
  * "EBMS:0010") with its severity, category and short description from the
- * catalogue; description is a short partner-safe text (never err.detail);
- * ref_to_message_id may be NULL when the MessageId could not be read.
+ * catalogue (an unknown code becomes EBMS:0004); origin "ebMS".
+ * description is a short partner-safe text (never err.detail), may be NULL;
+ * it is cut to 1 KiB and control characters are blanked (XML escaping is
+ * done here).  ref_to_message_id may be NULL when the MessageId could not be
+ * read; one that is not a usable MessageId (empty, over
+ * EBMS_MESSAGE_ID_MAX, whitespace or control characters, bad UTF-8) is
+ * left out too.  When present it goes to both eb:RefToMessageId and
+ * eb:Error/@refToMessageInError.  The serialised envelope is appended to out.
  */
 int receipt_build_error(struct arena *a, const struct wss_key *key,
     const char *ref_to_message_id, const char *code,

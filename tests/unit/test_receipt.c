@@ -1,12 +1,429 @@
-/* placeholder: the receipt tests are being written this session */
+/*
+ * Unit tests for src/receipt: the signed AS4 Receipt (copy of the
+ * eb:UserMessage, RefToMessageId) and the signed eb:Error signal (code,
+ * severity, category, references, escaped description).  The UserMessage is
+ * built by hand from a parsed document, independent of ebms_parse; keys come
+ * from certs/gen-dev-pki.sh run into a temporary directory.
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libxml/tree.h>
+#include <libxml/xmlschemas.h>
+
+#include "testutil.h"
+#include "receipt/receipt.h"
+#include "util/arena.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "util/err.h"
+#include "wss/wss.h"
+#include "xml/xml.h"
+
+static const char *const pki_files[] = {
+	"ca.key", "ca.crt", "gateway.key", "gateway.crt", "sender.key",
+	"sender.crt", "tls.key", "tls.crt",
+};
+
+static struct {
+	char dir[64];
+	struct wss_key *key;
+	struct wss_cert *cert;
+	void *schema;          /* ebMS3 header schema */
+} fx;
+
+/* A received UserMessage; its namespaces are declared on the Envelope only,
+ * with other prefixes than ours, so the copy must re-declare them. */
+static const char request[] =
+    "<S12:Envelope xmlns:S12=\"" NS_SOAP12 "\" xmlns:eb3=\"" NS_EB "\">"
+    "<S12:Header><eb3:Messaging S12:mustUnderstand=\"true\">"
+    "<eb3:UserMessage><eb3:MessageInfo>"
+    "<eb3:Timestamp>2025-02-08T17:45:20.000Z</eb3:Timestamp>"
+    "<eb3:MessageId>um-1@sender.example</eb3:MessageId></eb3:MessageInfo>"
+    "<eb3:PartyInfo><eb3:From><eb3:PartyId type=\"urn:oasis:names:tc:"
+    "ebcore:partyid-type:unregistered\">blue</eb3:PartyId><eb3:Role>"
+    "urn:r:initiator</eb3:Role></eb3:From><eb3:To><eb3:PartyId type=\""
+    "urn:oasis:names:tc:ebcore:partyid-type:unregistered\">red</eb3:PartyId>"
+    "<eb3:Role>urn:r:responder</eb3:Role></eb3:To></eb3:PartyInfo>"
+    "<eb3:CollaborationInfo><eb3:Service type=\"t\">svc</eb3:Service>"
+    "<eb3:Action>act</eb3:Action><eb3:ConversationId>c1</eb3:ConversationId>"
+    "</eb3:CollaborationInfo><eb3:PayloadInfo><eb3:PartInfo "
+    "href=\"cid:p1@sender\"/></eb3:PayloadInfo></eb3:UserMessage>"
+    "</eb3:Messaging></S12:Header><S12:Body/></S12:Envelope>";
+
+/* Make the development PKI and load the gateway key and the schema. */
+static int
+group_setup(void **state)
+{
+	char c[128], k[128], cmd[512];
+	struct err err;
+
+	(void)state;
+	err_clear(&err);
+	xml_global_init();
+	(void)snprintf(fx.dir, sizeof(fx.dir), "/tmp/test_receipt.XXXXXX");
+	if (mkdtemp(fx.dir) == NULL || wss_global_init(&err) < 0)
+		return -1;
+	(void)snprintf(cmd, sizeof(cmd), "bash %s/certs/gen-dev-pki.sh %s "
+	    ">/dev/null", AS4GW_SOURCE_DIR, fx.dir);
+	if (system(cmd) != 0)
+		return -1;
+	(void)snprintf(c, sizeof(c), "%s/gateway.crt", fx.dir);
+	(void)snprintf(k, sizeof(k), "%s/gateway.key", fx.dir);
+	if (wss_key_load(c, k, &fx.key, &err) < 0 ||
+	    wss_cert_load(c, &fx.cert, &err) < 0 ||
+	    xml_schema_load("ebms-header-3_0-200704.xsd", &fx.schema, &err) < 0)
+		return -1;
+	return 0;
+}
+
+/* Free keys and schema, remove the temporary PKI. */
+static int
+group_teardown(void **state)
+{
+	char p[128];
+	size_t i;
+
+	(void)state;
+	wss_key_free(fx.key);
+	wss_cert_free(fx.cert);
+	xmlSchemaFree(fx.schema);
+	for (i = 0; i < sizeof(pki_files) / sizeof(pki_files[0]); i++) {
+		(void)snprintf(p, sizeof(p), "%s/%s", fx.dir, pki_files[i]);
+		(void)unlink(p);
+	}
+	(void)rmdir(fx.dir);
+	wss_global_shutdown();
+	return 0;
+}
+
+static xmlDocPtr
+parse(struct arena *a, const char *xml, size_t len)
+{
+	struct err err;
+	xmlDocPtr doc = NULL;
+
+	err_clear(&err);
+	assert_int_equal(xml_parse(a, xml, len, NULL, &doc, &err), 0);
+	return doc;
+}
+
+/* Header/eb:Messaging of a parsed envelope. */
+static xmlNodePtr
+messaging_of(xmlDocPtr doc)
+{
+	return xml_child(xml_child(xmlDocGetRootElement(doc), NS_SOAP12,
+	    "Header"), NS_EB, "Messaging");
+}
+
+/* eb:Messaging/eb:SignalMessage/eb:MessageInfo/eb:<name> text, or NULL. */
+static const char *
+info_text(struct arena *a, xmlDocPtr doc, const char *name)
+{
+	xmlNodePtr info = xml_child(xml_child(messaging_of(doc), NS_EB,
+	    "SignalMessage"), NS_EB, "MessageInfo");
+	xmlNodePtr n = xml_child(info, NS_EB, name);
+
+	return n != NULL ? xml_text(a, n) : NULL;
+}
+
+/* Checks every signal shares: XML declaration, SOAP 1.2, one SignalMessage,
+ * a fresh MessageId and Timestamp, empty Body, valid signature. */
+static xmlDocPtr
+check_signal(struct arena *a, const struct buf *out)
+{
+	xmlDocPtr doc;
+	struct err err;
+	int64_t ts = 0;
+	const char *mid;
+
+	assert_non_null(out->data);
+	assert_true(strncmp(out->data,
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>", 38) == 0);
+	doc = parse(a, out->data, out->len);
+	assert_true(xml_is(xmlDocGetRootElement(doc), NS_SOAP12, "Envelope"));
+	assert_string_equal(xml_attr(a, messaging_of(doc), NS_SOAP12,
+	    "mustUnderstand"), "true");
+	assert_int_equal(xml_count(messaging_of(doc), NS_EB, "SignalMessage"),
+	    1);
+	mid = info_text(a, doc, "MessageId");
+	assert_non_null(mid);
+	assert_int_equal(strlen(mid), 36 + strlen("@as4gw"));
+	assert_string_equal(mid + 36, "@as4gw");
+	assert_int_equal(clock_parse_iso8601(info_text(a, doc, "Timestamp"),
+	    &ts), 0);
+	assert_true(ts > clock_epoch_ms() - 60000 && ts <= clock_epoch_ms());
+	assert_null(xml_child(xml_child(xmlDocGetRootElement(doc), NS_SOAP12,
+	    "Body"), NULL, NULL));
+	err_clear(&err);
+	assert_int_equal(wss_verify_envelope(doc, fx.cert, &err), 0);
+	return doc;
+}
+
+/* A hand-built model of the request: only the fields receipts use. */
+static void
+user_message(struct arena *a, struct ebms_user_message *um)
+{
+	xmlDocPtr doc = parse(a, request, sizeof(request) - 1);
+
+	memset(um, 0, sizeof(*um));
+	um->message_id = "um-1@sender.example";
+	um->messaging = messaging_of(doc);
+	um->node = xml_child(um->messaging, NS_EB, "UserMessage");
+	assert_non_null(um->node);
+}
+
+static void
+test_receipt(void **state)
+{
+	struct arena *a = arena_new(0);
+	struct ebms_user_message um;
+	struct buf out = { 0 };
+	const char *mid = NULL;
+	struct err err;
+	xmlDocPtr doc;
+	xmlNodePtr copy, party;
+
+	(void)state;
+	err_clear(&err);
+	user_message(a, &um);
+	assert_int_equal(receipt_build(a, fx.key, &um, &out, &mid, &err), 0);
+	doc = check_signal(a, &out);
+	assert_string_equal(info_text(a, doc, "MessageId"), mid);
+	assert_string_equal(info_text(a, doc, "RefToMessageId"),
+	    "um-1@sender.example");
+	/* AS4 5.1.8 (a): eb:Receipt holds a copy of eb:UserMessage */
+	copy = xml_child(xml_child(xml_child(messaging_of(doc), NS_EB,
+	    "SignalMessage"), NS_EB, "Receipt"), NULL, NULL);
+	assert_true(xml_is(copy, NS_EB, "UserMessage"));
+	assert_null(xml_next(copy, NULL, NULL));
+	assert_string_equal(xml_text(a, xml_child(xml_child(copy, NS_EB,
+	    "MessageInfo"), NS_EB, "MessageId")), "um-1@sender.example");
+	party = xml_child(xml_child(xml_child(copy, NS_EB, "PartyInfo"), NS_EB,
+	    "From"), NS_EB, "PartyId");
+	assert_string_equal(xml_text(a, party), "blue");
+	assert_string_equal(xml_attr(a, party, NULL, "type"),
+	    "urn:oasis:names:tc:ebcore:partyid-type:unregistered");
+	assert_string_equal(xml_attr(a, xml_child(xml_child(copy, NS_EB,
+	    "PayloadInfo"), NS_EB, "PartInfo"), NULL, "href"), "cid:p1@sender");
+	buf_free(&out);
+	arena_free(a);
+}
+
+/* The envelope is appended to what out holds; a full buffer fails cleanly. */
+static void
+test_receipt_appends_and_limits(void **state)
+{
+	struct arena *a = arena_new(0);
+	struct ebms_user_message um;
+	struct buf out = { 0 };
+	struct err err;
+
+	(void)state;
+	err_clear(&err);
+	user_message(a, &um);
+	assert_int_equal(buf_puts(&out, "X"), 0);
+	assert_int_equal(receipt_build(a, fx.key, &um, &out, NULL, &err), 0);
+	assert_int_equal(out.data[0], 'X');
+	assert_true(strncmp(out.data + 1, "<?xml", 5) == 0);
+	buf_free(&out);
+	out.limit = 100;
+	assert_int_equal(receipt_build(a, fx.key, &um, &out, NULL, &err), -1);
+	assert_int_equal(err.kind, ERR_INTERNAL);
+	assert_int_equal(out.len, 0);
+	buf_free(&out);
+	arena_free(a);
+}
+
+/* No usable UserMessage: programmer error reported, nothing written. */
+static void
+test_receipt_refusals(void **state)
+{
+	struct arena *a = arena_new(0), *tiny = arena_new(16);
+	struct ebms_user_message um;
+	struct buf out = { 0 };
+	struct err err;
+
+	(void)state;
+	user_message(a, &um);
+	err_clear(&err);
+	assert_int_equal(receipt_build(a, fx.key, NULL, &out, NULL, &err), -1);
+	assert_int_equal(err.kind, ERR_INTERNAL);
+	um.message_id = "with space";
+	err_clear(&err);
+	assert_int_equal(receipt_build(a, fx.key, &um, &out, NULL, &err), -1);
+	um.message_id = "um-1@sender.example";
+	um.node = um.messaging;            /* not an eb:UserMessage */
+	err_clear(&err);
+	assert_int_equal(receipt_build(a, fx.key, &um, &out, NULL, &err), -1);
+	um.node = xml_child(um.messaging, NS_EB, "UserMessage");
+	err_clear(&err);                   /* arena budget exhausted */
+	assert_int_equal(receipt_build(tiny, fx.key, &um, &out, NULL, &err),
+	    -1);
+	assert_int_equal(err.kind, ERR_INTERNAL);
+	assert_int_equal(out.len, 0);
+	buf_free(&out);
+	arena_free(tiny);
+	arena_free(a);
+}
+
+struct error_case {
+	const char *code, *ref, *description;
+	const char *want_code, *want_severity, *want_category, *want_short;
+	const char *want_ref;          /* NULL: no reference expected */
+	const char *want_description;  /* NULL: no eb:Description expected */
+};
+
+static const struct error_case error_cases[] = {
+	{ "EBMS:0010", "um-1@sender.example", "no P-Mode matches the message",
+	  "EBMS:0010", "failure", "Processing", "ProcessingModeMismatch",
+	  "um-1@sender.example", "no P-Mode matches the message" },
+	{ "EBMS:0101", NULL, "signature check failed",
+	  "EBMS:0101", "failure", "Processing", "FailedAuthentication",
+	  NULL, "signature check failed" },
+	{ "EBMS:0006", "m@x", NULL,
+	  "EBMS:0006", "warning", "Communication",
+	  "EmptyMessagePartitionChannel", "m@x", NULL },
+	{ "EBMS:9999", "m@x", "",
+	  "EBMS:0004", "failure", "Content", "Other", "m@x", NULL },
+	{ "EBMS:0009", "bad id", "a < b & c > \"d\" 'e'",
+	  "EBMS:0009", "failure", "Unpackaging", "InvalidHeader",
+	  NULL, "a < b & c > \"d\" 'e'" },
+	{ "EBMS:0004", "bad\x01id", "ctl\x01\x1f" "char\ttab",
+	  "EBMS:0004", "failure", "Content", "Other", NULL, "ctl  char\ttab" },
+	{ "EBMS:0004", "bad\xff", "bad utf-8 \xff\xfe end",
+	  "EBMS:0004", "failure", "Content", "Other", NULL,
+	  "bad utf-8 ?? end" },
+	{ "EBMS:0004", "", "caf\xc3\xa9",
+	  "EBMS:0004", "failure", "Content", "Other", NULL, "caf\xc3\xa9" },
+};
+
+/* Check one eb:Error signal against its case. */
+static void
+check_error(struct arena *a, const struct buf *out,
+    const struct error_case *c)
+{
+	xmlDocPtr doc = check_signal(a, out);
+	xmlNodePtr sm = xml_child(messaging_of(doc), NS_EB, "SignalMessage");
+	xmlNodePtr e = xml_child(sm, NS_EB, "Error");
+	xmlNodePtr d = xml_child(e, NS_EB, "Description");
+	const char *ref = info_text(a, doc, "RefToMessageId");
+	struct err err;
+
+	assert_int_equal(xml_count(sm, NS_EB, "Error"), 1);
+	assert_string_equal(xml_attr(a, e, NULL, "errorCode"), c->want_code);
+	assert_string_equal(xml_attr(a, e, NULL, "severity"), c->want_severity);
+	assert_string_equal(xml_attr(a, e, NULL, "category"), c->want_category);
+	assert_string_equal(xml_attr(a, e, NULL, "shortDescription"),
+	    c->want_short);
+	assert_string_equal(xml_attr(a, e, NULL, "origin"), "ebMS");
+	if (c->want_ref != NULL) {
+		assert_string_equal(ref, c->want_ref);
+		assert_string_equal(xml_attr(a, e, NULL, "refToMessageInError"),
+		    c->want_ref);
+	} else {
+		assert_null(ref);
+		assert_null(xml_attr(a, e, NULL, "refToMessageInError"));
+	}
+	if (c->want_description != NULL) {
+		assert_string_equal(xml_text(a, d), c->want_description);
+		assert_string_equal(xml_attr(a, d,
+		    "http://www.w3.org/XML/1998/namespace", "lang"), "en");
+	} else {
+		assert_null(d);
+	}
+	err_clear(&err);     /* ebMS3 header schema */
+	assert_int_equal(xml_validate(fx.schema, messaging_of(doc), "EBMS:0009",
+	    &err), 0);
+}
+
+static void
+test_error_signals(void **state)
+{
+	struct arena *a = arena_new(0);
+	const struct error_case *c;
+	struct buf out = { 0 };
+	struct err err;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(error_cases) / sizeof(error_cases[0]); i++) {
+		c = &error_cases[i];
+		print_message("error signal %zu: %s\n", i, c->code);
+		err_clear(&err);
+		assert_int_equal(receipt_build_error(a, fx.key, c->ref, c->code,
+		    c->description, &out, &err), 0);
+		check_error(a, &out, c);
+		buf_free(&out);
+	}
+	arena_free(a);
+}
+
+/* Markup in the description is escaped on the wire, never interpreted. */
+static void
+test_error_description_escaped(void **state)
+{
+	struct arena *a = arena_new(0);
+	struct buf out = { 0 };
+	struct err err;
+
+	(void)state;
+	err_clear(&err);
+	assert_int_equal(receipt_build_error(a, fx.key, NULL, "EBMS:0004",
+	    "</eb:Description><eb:Injected/>&amp;", &out, &err), 0);
+	assert_non_null(strstr(out.data,
+	    "&lt;/eb:Description&gt;&lt;eb:Injected/&gt;&amp;amp;"));
+	assert_null(strstr(out.data, "<eb:Injected"));
+	buf_free(&out);
+	arena_free(a);
+}
+
+/* A long description is cut to 1 KiB on a character boundary. */
+static void
+test_error_description_cut(void **state)
+{
+	struct arena *a = arena_new(0);
+	struct buf out = { 0 };
+	char long_text[3001];
+	const char *text;
+	struct err err;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i + 2 <= 3000; i += 2)
+		memcpy(long_text + i, "\xc3\xa9", 2);   /* e-acute */
+	long_text[3000] = '\0';
+	err_clear(&err);
+	assert_int_equal(receipt_build_error(a, fx.key, NULL, "EBMS:0004",
+	    long_text, &out, &err), 0);
+	text = xml_text(a, xml_child(xml_child(xml_child(messaging_of(
+	    check_signal(a, &out)), NS_EB, "SignalMessage"), NS_EB, "Error"),
+	    NS_EB, "Description"));
+	assert_int_equal(strlen(text), 1024);
+	assert_int_equal(memcmp(text, long_text, 1024), 0);
+	buf_free(&out);
+	arena_free(a);
+}
+
 int
 main(void)
 {
-	return 0;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_receipt),
+		cmocka_unit_test(test_receipt_appends_and_limits),
+		cmocka_unit_test(test_receipt_refusals),
+		cmocka_unit_test(test_error_signals),
+		cmocka_unit_test(test_error_description_escaped),
+		cmocka_unit_test(test_error_description_cut),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
