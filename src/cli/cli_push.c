@@ -1,1 +1,788 @@
+/*
+ * cli_push — `as4gw push`: a sender for tests, demos and partner onboarding.
+ * Builds an ebMS3 UserMessage (SOAP 1.2, payloads as MIME attachments),
+ * POSTs it, prints the answer and checks that a Receipt came back for the
+ * message that was sent (and, with --gateway-cert, that it is signed).
+ *
+ * The transport, file reading and the classification of the answer are
+ * shared with `replay` and live in cli_replay.c (declared in cli.h).
+ */
 #include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include "../mime/mime.h"
+#include "../util/clock.h"
+#include "../util/codec.h"
+#include "../wss/wss.h"
+#include "../xml/xml.h"
+
+#define CLI_PUSH_NS_ROLE                                                       \
+	"http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/"
+#define CLI_PUSH_MAX_ID 255 /* inbox message_id column (DESIGN.md) */
+
+/* "[TYPE::]VALUE" as given on the command line. */
+struct cli_push_typed {
+	const char *type; /* NULL when absent */
+	const char *value;
+};
+
+struct cli_push_payload {
+	const char *path;
+	const char *mime_type;
+	const char *cid;
+	struct buf data;
+};
+
+struct cli_push_opts {
+	struct cli_replay_net net;
+	const char *message_id, *from_role, *to_role, *action, *conversation;
+	struct cli_push_typed from, to, service, agreement;
+	struct cli_push_payload *payloads;
+	size_t n_payloads;
+	const char *gateway_cert, *save_request;
+	long count;
+	int repeat, quiet;
+};
+
+/* One built message: the exact bytes and headers that go on the wire. */
+struct cli_push_msg {
+	const char *message_id;
+	const char *content_type;
+	struct buf body;
+};
+
+/* Arena cleanup wrapper: buf_free() takes a typed pointer. */
+static void
+cli_push_buf_cleanup(void *p)
+{
+	buf_free(p);
+}
+
+/* Arena cleanup wrapper for the --gateway-cert certificate. */
+static void
+cli_push_cert_cleanup(void *p)
+{
+	wss_cert_free(p);
+}
+
+/* Arena cleanup wrapper for the HTTP client. */
+static void
+cli_push_client_cleanup(void *p)
+{
+	cli_replay_client_free(p);
+}
+
+/* Usage text for `as4gw push`. */
+static void
+cli_push_usage(FILE *f)
+{
+	(void)fprintf(
+	    f,
+	    "usage: as4gw push --url URL --from [TYPE::]ID --to [TYPE::]ID\n"
+	    "                  --service [TYPE::]SERVICE --action ACTION "
+	    "[options]\n"
+	    "  --message-id ID          eb:MessageId (default "
+	    "<uuid>@as4gw-push)\n"
+	    "  --from-role ROLE         default " CLI_PUSH_NS_ROLE "initiator\n"
+	    "  --to-role ROLE           default " CLI_PUSH_NS_ROLE "responder\n"
+	    "  --agreement [TYPE::]REF  eb:AgreementRef\n"
+	    "  --conversation ID        eb:ConversationId (default a uuid)\n"
+	    "  --payload FILE[;mime=TYPE][;cid=ID]   attachment (repeatable)\n"
+	    "  --gateway-cert FILE      verify the Receipt's signature with "
+	    "this PEM certificate\n"
+	    "  --cacert FILE | --insecure   TLS trust for https\n"
+	    "  --timeout S, --connect-timeout S   (default %d, %d)\n"
+	    "  --save-request FILE      write the HTTP body to FILE, its "
+	    "Content-Type to FILE.ct\n"
+	    "  --count N [--repeat]     send N messages (--repeat: the same "
+	    "bytes N times)\n"
+	    "  --quiet                  print only failures and the summary\n"
+	    "exit: 0 receipt(s) ok, 1 error/fault/HTTP or check failure, 2 "
+	    "usage\n",
+	    CLI_REPLAY_TIMEOUT_S, CLI_REPLAY_CONNECT_TIMEOUT_S);
+}
+
+/* A value that can go into XML text and MIME headers: non-empty, no control
+ * characters (XML 1.0 forbids most of them; CR/LF would break headers). */
+static int
+cli_push_text_ok(const char *s)
+{
+	const unsigned char *p;
+
+	if (s == NULL || *s == '\0')
+		return 0;
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* An identifier (MessageId, ConversationId, Content-ID): ebMS3 Core 5.2.2.1
+ * wants an RFC 2822 msg-id without "<>"; no spaces, at most 255 bytes. */
+static int
+cli_push_id_ok(const char *s)
+{
+	return s != NULL && cli_push_text_ok(s) &&
+	       strlen(s) <= CLI_PUSH_MAX_ID && strpbrk(s, " <>\"") == NULL;
+}
+
+/* Split "[TYPE::]VALUE" at the first "::" (URN types contain single ':'). */
+static int
+cli_push_typed_parse(struct arena *a, const char *s, struct cli_push_typed *ret)
+{
+	const char *sep = strstr(s, "::");
+
+	ret->type = NULL;
+	ret->value = s;
+	if (sep != NULL) {
+		ret->type = arena_strndup(a, s, (size_t)(sep - s));
+		ret->value = sep + 2;
+	}
+	if (!cli_push_text_ok(ret->value) ||
+	    (sep != NULL && !cli_push_text_ok(ret->type)))
+		return -1;
+	return 0;
+}
+
+/* MIME type for a payload from its file name: application/xml for .xml,
+ * a few common ones, else application/octet-stream. */
+static const char *
+cli_push_guess_type(const char *path)
+{
+	static const char *const map[][2] = {
+	    {".xml", "application/xml"}, {".json", "application/json"},
+	    {".pdf", "application/pdf"}, {".txt", "text/plain"},
+	    {".gz", "application/gzip"}, {".zip", "application/zip"},
+	};
+	const char *dot = strrchr(path, '.');
+	size_t i;
+
+	for (i = 0; dot != NULL && i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcasecmp(dot, map[i][0]) == 0)
+			return map[i][1];
+	return "application/octet-stream";
+}
+
+/* Parse "FILE[;mime=TYPE][;cid=ID]"; the file name ends at the first
+ * ";mime=" or ";cid=" so that other ';' in names survive. */
+static int
+cli_push_payload_parse(struct arena *a, const char *spec,
+		       struct cli_push_payload *ret)
+{
+	const char *m = strstr(spec, ";mime="), *c = strstr(spec, ";cid=");
+	const char *end = m == NULL ? c : c == NULL || m < c ? m : c;
+	char *rest, *tok, *save = NULL;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->path =
+	    end == NULL ? spec : arena_strndup(a, spec, (size_t)(end - spec));
+	if (ret->path == NULL || *ret->path == '\0')
+		return -1;
+	rest = end == NULL ? NULL : arena_strdup(a, end + 1);
+	for (tok = rest != NULL ? strtok_r(rest, ";", &save) : NULL;
+	     tok != NULL; tok = strtok_r(NULL, ";", &save)) {
+		if (strncmp(tok, "mime=", 5) == 0 &&
+		    cli_push_text_ok(tok + 5) && strchr(tok + 5, '/') != NULL)
+			ret->mime_type = tok + 5;
+		else if (strncmp(tok, "cid=", 4) == 0 &&
+			 cli_push_id_ok(tok + 4))
+			ret->cid = strncmp(tok + 4, "cid:", 4) == 0 ? tok + 8
+								    : tok + 4;
+		else
+			return -1;
+	}
+	if (ret->mime_type == NULL)
+		ret->mime_type = cli_push_guess_type(ret->path);
+	return 0;
+}
+
+enum {
+	CLI_PUSH_OPT_URL = 256,
+	CLI_PUSH_OPT_MESSAGE_ID,
+	CLI_PUSH_OPT_FROM,
+	CLI_PUSH_OPT_FROM_ROLE,
+	CLI_PUSH_OPT_TO,
+	CLI_PUSH_OPT_TO_ROLE,
+	CLI_PUSH_OPT_SERVICE,
+	CLI_PUSH_OPT_ACTION,
+	CLI_PUSH_OPT_AGREEMENT,
+	CLI_PUSH_OPT_CONVERSATION,
+	CLI_PUSH_OPT_PAYLOAD,
+	CLI_PUSH_OPT_GATEWAY_CERT,
+	CLI_PUSH_OPT_CACERT,
+	CLI_PUSH_OPT_INSECURE,
+	CLI_PUSH_OPT_TIMEOUT,
+	CLI_PUSH_OPT_CONNECT_TIMEOUT,
+	CLI_PUSH_OPT_SAVE,
+	CLI_PUSH_OPT_COUNT,
+	CLI_PUSH_OPT_REPEAT,
+	CLI_PUSH_OPT_QUIET,
+	CLI_PUSH_OPT_HELP,
+};
+
+static const struct option cli_push_longopts[] = {
+    {"url", required_argument, NULL, CLI_PUSH_OPT_URL},
+    {"message-id", required_argument, NULL, CLI_PUSH_OPT_MESSAGE_ID},
+    {"from", required_argument, NULL, CLI_PUSH_OPT_FROM},
+    {"from-role", required_argument, NULL, CLI_PUSH_OPT_FROM_ROLE},
+    {"to", required_argument, NULL, CLI_PUSH_OPT_TO},
+    {"to-role", required_argument, NULL, CLI_PUSH_OPT_TO_ROLE},
+    {"service", required_argument, NULL, CLI_PUSH_OPT_SERVICE},
+    {"action", required_argument, NULL, CLI_PUSH_OPT_ACTION},
+    {"agreement", required_argument, NULL, CLI_PUSH_OPT_AGREEMENT},
+    {"conversation", required_argument, NULL, CLI_PUSH_OPT_CONVERSATION},
+    {"payload", required_argument, NULL, CLI_PUSH_OPT_PAYLOAD},
+    {"gateway-cert", required_argument, NULL, CLI_PUSH_OPT_GATEWAY_CERT},
+    {"cacert", required_argument, NULL, CLI_PUSH_OPT_CACERT},
+    {"insecure", no_argument, NULL, CLI_PUSH_OPT_INSECURE},
+    {"timeout", required_argument, NULL, CLI_PUSH_OPT_TIMEOUT},
+    {"connect-timeout", required_argument, NULL, CLI_PUSH_OPT_CONNECT_TIMEOUT},
+    {"save-request", required_argument, NULL, CLI_PUSH_OPT_SAVE},
+    {"count", required_argument, NULL, CLI_PUSH_OPT_COUNT},
+    {"repeat", no_argument, NULL, CLI_PUSH_OPT_REPEAT},
+    {"quiet", no_argument, NULL, CLI_PUSH_OPT_QUIET},
+    {"help", no_argument, NULL, CLI_PUSH_OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* Apply one option; -1 (after a message) when its value is unusable. */
+static int
+cli_push_option(struct arena *a, struct cli_push_opts *o, int opt,
+		const char *arg)
+{
+	int rc = 0;
+
+	switch (opt) {
+	case CLI_PUSH_OPT_URL: o->net.url = arg; break;
+	case CLI_PUSH_OPT_MESSAGE_ID: o->message_id = arg; break;
+	case CLI_PUSH_OPT_FROM:
+		rc = cli_push_typed_parse(a, arg, &o->from);
+		break;
+	case CLI_PUSH_OPT_FROM_ROLE: o->from_role = arg; break;
+	case CLI_PUSH_OPT_TO: rc = cli_push_typed_parse(a, arg, &o->to); break;
+	case CLI_PUSH_OPT_TO_ROLE: o->to_role = arg; break;
+	case CLI_PUSH_OPT_SERVICE:
+		rc = cli_push_typed_parse(a, arg, &o->service);
+		break;
+	case CLI_PUSH_OPT_ACTION: o->action = arg; break;
+	case CLI_PUSH_OPT_AGREEMENT:
+		rc = cli_push_typed_parse(a, arg, &o->agreement);
+		break;
+	case CLI_PUSH_OPT_CONVERSATION: o->conversation = arg; break;
+	case CLI_PUSH_OPT_PAYLOAD:
+		rc = cli_push_payload_parse(a, arg,
+					    &o->payloads[o->n_payloads++]);
+		break;
+	case CLI_PUSH_OPT_GATEWAY_CERT: o->gateway_cert = arg; break;
+	case CLI_PUSH_OPT_CACERT: o->net.cacert = arg; break;
+	case CLI_PUSH_OPT_INSECURE: o->net.insecure = 1; break;
+	case CLI_PUSH_OPT_TIMEOUT:
+		rc = cli_replay_number(arg, 1, 86400, &o->net.timeout_s);
+		break;
+	case CLI_PUSH_OPT_CONNECT_TIMEOUT:
+		rc =
+		    cli_replay_number(arg, 1, 86400, &o->net.connect_timeout_s);
+		break;
+	case CLI_PUSH_OPT_SAVE: o->save_request = arg; break;
+	case CLI_PUSH_OPT_COUNT:
+		rc = cli_replay_number(arg, 1, 100000000, &o->count);
+		break;
+	case CLI_PUSH_OPT_REPEAT: o->repeat = 1; break;
+	case CLI_PUSH_OPT_QUIET: o->quiet = 1; break;
+	default: rc = -1; break;
+	}
+	if (rc == -1 && arg != NULL)
+		(void)fprintf(stderr, "as4gw push: invalid value \"%s\"\n",
+			      arg);
+	return rc;
+}
+
+/* After parsing: required options, identifier syntax, defaults. */
+static int
+cli_push_check(struct arena *a, struct cli_push_opts *o)
+{
+	char uuid[37];
+	const char *missing = o->net.url == NULL	 ? "--url"
+			      : o->from.value == NULL	 ? "--from"
+			      : o->to.value == NULL	 ? "--to"
+			      : o->service.value == NULL ? "--service"
+			      : o->action == NULL	 ? "--action"
+							 : NULL;
+	size_t i;
+
+	if (missing != NULL) {
+		(void)fprintf(stderr, "as4gw push: %s is required\n", missing);
+		return -1;
+	}
+	if (o->conversation == NULL && codec_uuid(uuid) == 0)
+		o->conversation = arena_strdup(a, uuid);
+	for (i = 0; i < o->n_payloads; i++) {
+		if (o->payloads[i].cid != NULL)
+			continue;
+		if (codec_uuid(uuid) == -1 ||
+		    (o->payloads[i].cid =
+			 arena_sprintf(a, "%s@as4gw-push", uuid)) == NULL) {
+			(void)fprintf(
+			    stderr,
+			    "as4gw push: could not make a Content-ID\n");
+			return -1;
+		}
+	}
+	if ((o->message_id != NULL && !cli_push_id_ok(o->message_id)) ||
+	    !cli_push_id_ok(o->conversation) || !cli_push_text_ok(o->action) ||
+	    !cli_push_text_ok(o->from_role) || !cli_push_text_ok(o->to_role)) {
+		(void)fprintf(stderr,
+			      "as4gw push: invalid message id, conversation, "
+			      "action or role (empty, control characters, "
+			      "spaces in ids)\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Parse the command line into o: 0 ok, 1 help was printed, -1 usage error. */
+static int
+cli_push_options(struct arena *a, int argc, char **argv,
+		 struct cli_push_opts *o)
+{
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	o->net.timeout_s = CLI_REPLAY_TIMEOUT_S;
+	o->net.connect_timeout_s = CLI_REPLAY_CONNECT_TIMEOUT_S;
+	o->from_role = CLI_PUSH_NS_ROLE "initiator";
+	o->to_role = CLI_PUSH_NS_ROLE "responder";
+	o->count = 1;
+	/* every --payload uses one argv slot, so argc bounds their number */
+	if ((o->payloads = arena_calloc(a, (size_t)argc + 1,
+					sizeof(*o->payloads))) == NULL)
+		return -1;
+	optind =
+	    0; /* glibc: full re-initialisation, main may have used getopt */
+	while ((opt = getopt_long(argc, argv, "hq", cli_push_longopts, NULL)) !=
+	       -1) {
+		if (opt == CLI_PUSH_OPT_HELP || opt == 'h') {
+			cli_push_usage(stdout);
+			return 1;
+		}
+		opt = opt == 'q' ? CLI_PUSH_OPT_QUIET : opt;
+		if (opt == '?' || cli_push_option(a, o, opt, optarg) == -1)
+			return -1;
+	}
+	if (optind < argc) {
+		(void)fprintf(stderr,
+			      "as4gw push: unexpected argument \"%s\"\n",
+			      argv[optind]);
+		return -1;
+	}
+	return cli_push_check(a, o);
+}
+
+/* <eb:NAME[ ATTR="VAL"]>TEXT</eb:NAME> with every value escaped; nonzero
+ * when out of memory.  The attribute is left out when val is NULL. */
+static int
+cli_push_el(struct buf *b, const char *name, const char *attr, const char *val,
+	    const char *text)
+{
+	int bad = buf_printf(b, "<eb:%s", name);
+
+	if (attr != NULL && val != NULL) {
+		bad |= buf_printf(b, " %s=\"", attr);
+		bad |= buf_xml_escape(b, val);
+		bad |= buf_puts(b, "\"");
+	}
+	bad |= buf_puts(b, ">");
+	bad |= buf_xml_escape(b, text);
+	bad |= buf_printf(b, "</eb:%s>", name);
+	return bad;
+}
+
+/* ebMS3 Core 5.2.2.3-5.2.2.5: From or To, one PartyId and the Role. */
+static int
+cli_push_party(struct buf *b, const char *name, const struct cli_push_typed *id,
+	       const char *role)
+{
+	int bad = buf_printf(b, "<eb:%s>", name);
+
+	bad |= cli_push_el(b, "PartyId", "type", id->type, id->value);
+	bad |= cli_push_el(b, "Role", NULL, NULL, role);
+	bad |= buf_printf(b, "</eb:%s>", name);
+	return bad;
+}
+
+/* ebMS3 Core 5.2.2.6-5.2.2.10, in schema order: AgreementRef?, Service,
+ * Action, ConversationId. */
+static int
+cli_push_collab(struct buf *b, const struct cli_push_opts *o)
+{
+	int bad = buf_puts(b, "<eb:CollaborationInfo>");
+
+	if (o->agreement.value != NULL)
+		bad |= cli_push_el(b, "AgreementRef", "type", o->agreement.type,
+				   o->agreement.value);
+	bad |= cli_push_el(b, "Service", "type", o->service.type,
+			   o->service.value);
+	bad |= cli_push_el(b, "Action", NULL, NULL, o->action);
+	bad |= cli_push_el(b, "ConversationId", NULL, NULL, o->conversation);
+	bad |= buf_puts(b, "</eb:CollaborationInfo>");
+	return bad;
+}
+
+/* ebMS3 Core 5.2.2.12-5.2.2.13: one PartInfo per attachment, href="cid:..",
+ * with the MimeType part property eDelivery AS4 requires.  No PayloadInfo at
+ * all without payloads (the schema wants at least one PartInfo in it). */
+static int
+cli_push_payload_info(struct buf *b, const struct cli_push_opts *o)
+{
+	size_t i;
+	int bad;
+
+	if (o->n_payloads == 0)
+		return 0;
+	bad = buf_puts(b, "<eb:PayloadInfo>");
+	for (i = 0; i < o->n_payloads; i++) {
+		bad |= buf_puts(b, "<eb:PartInfo href=\"cid:");
+		bad |= buf_xml_escape(b, o->payloads[i].cid);
+		bad |= buf_puts(b, "\"><eb:PartProperties>");
+		bad |= cli_push_el(b, "Property", "name", "MimeType",
+				   o->payloads[i].mime_type);
+		bad |= buf_puts(b, "</eb:PartProperties></eb:PartInfo>");
+	}
+	bad |= buf_puts(b, "</eb:PayloadInfo>");
+	return bad;
+}
+
+/* The SOAP 1.2 envelope: eb:Messaging (mustUnderstand, ebMS3 Core 5.2.1)
+ * with one UserMessage, an empty Body; both carry a wsu:Id so that a signing
+ * step can reference them (eDelivery AS4 1.15). */
+static int
+cli_push_envelope(struct buf *b, const struct cli_push_opts *o,
+		  const char *msgid, const char *uuid)
+{
+	char ts[CLOCK_ISO_LEN];
+	int bad;
+
+	clock_iso8601(clock_epoch_ms(), ts);
+	bad = buf_printf(b,
+			 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			 "<env:Envelope xmlns:env=\"" NS_SOAP12
+			 "\" xmlns:eb=\"" NS_EB "\" "
+			 "xmlns:wsu=\"" NS_WSU "\"><env:Header><eb:Messaging "
+			 "env:mustUnderstand=\"true\" "
+			 "wsu:Id=\"messaging-%s\"><eb:UserMessage>"
+			 "<eb:MessageInfo>",
+			 uuid);
+	bad |= cli_push_el(b, "Timestamp", NULL, NULL, ts);
+	bad |= cli_push_el(b, "MessageId", NULL, NULL, msgid);
+	bad |= buf_puts(b, "</eb:MessageInfo><eb:PartyInfo>");
+	bad |= cli_push_party(b, "From", &o->from, o->from_role);
+	bad |= cli_push_party(b, "To", &o->to, o->to_role);
+	bad |= buf_puts(b, "</eb:PartyInfo>");
+	bad |= cli_push_collab(b, o);
+	bad |= cli_push_payload_info(b, o);
+	bad |= buf_printf(b,
+			  "</eb:UserMessage></eb:Messaging></env:Header>"
+			  "<env:Body wsu:Id=\"body-%s\"/></env:Envelope>\n",
+			  uuid);
+	return bad;
+}
+
+/* Build one message: a fresh MessageId (unless --message-id) and Timestamp;
+ * a bare SOAP body without payloads, else multipart/related (ebMS3 Core
+ * 5.1.1: both packagings are legal). */
+static int
+cli_push_build(struct arena *a, const struct cli_push_opts *o,
+	       struct cli_push_msg *m, struct err *err)
+{
+	struct mime_out_part *parts = NULL;
+	struct buf env = {0};
+	char uuid[37];
+	size_t i;
+	int rc = -1;
+
+	memset(m, 0, sizeof(*m));
+	if (codec_uuid(uuid) == -1 ||
+	    arena_cleanup(a, cli_push_buf_cleanup, &m->body) == -1)
+		goto out;
+	m->message_id = o->message_id != NULL
+			    ? o->message_id
+			    : arena_sprintf(a, "%s@as4gw-push", uuid);
+	if (m->message_id == NULL ||
+	    cli_push_envelope(&env, o, m->message_id, uuid) != 0)
+		goto out;
+	if (o->n_payloads == 0) {
+		m->content_type = "application/soap+xml; charset=UTF-8";
+		rc = buf_append(&m->body, env.data, env.len);
+		goto out;
+	}
+	if ((parts = arena_calloc(a, o->n_payloads + 1, sizeof(*parts))) ==
+	    NULL)
+		goto out;
+	parts[0].content_id = arena_sprintf(a, "envelope-%s@as4gw-push", uuid);
+	parts[0].content_type = "application/soap+xml; charset=UTF-8";
+	parts[0].data = env.data;
+	parts[0].len = env.len;
+	for (i = 0; i < o->n_payloads; i++) {
+		parts[i + 1].content_id = o->payloads[i].cid;
+		parts[i + 1].content_type = o->payloads[i].mime_type;
+		parts[i + 1].data = o->payloads[i].data.data;
+		parts[i + 1].len = o->payloads[i].data.len;
+	}
+	rc = mime_write(a, parts, o->n_payloads + 1, NULL, &m->body,
+			&m->content_type, err);
+out:
+	if (rc == -1)
+		err_set(err, ERR_INTERNAL, NULL, "could not build the message");
+	buf_free(&env);
+	return rc;
+}
+
+/* Write len bytes to a new file at path. */
+static int
+cli_push_write_file(const char *path, const void *data, size_t len,
+		    struct err *err)
+{
+	FILE *f = fopen(path, "wb");
+	int bad;
+
+	if (f == NULL)
+		return err_set(err, ERR_IO, NULL,
+			       "could not create file \"%s\": %m", path);
+	bad = fwrite(data, 1, len, f) != len;
+	bad |= fclose(f) != 0;
+	if (bad)
+		return err_set(err, ERR_IO, NULL,
+			       "could not write file \"%s\": %m", path);
+	return 0;
+}
+
+/* --save-request: the exact HTTP body to FILE, its Content-Type to FILE.ct
+ * (what `as4gw replay` needs to send it again unchanged). */
+static int
+cli_push_save(struct arena *a, const char *path, const struct cli_push_msg *m,
+	      struct err *err)
+{
+	const char *ct_path = arena_sprintf(a, "%s.ct", path);
+	const char *ct_line = arena_sprintf(a, "%s\n", m->content_type);
+
+	if (ct_path == NULL || ct_line == NULL)
+		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
+	if (cli_push_write_file(path, m->body.data, m->body.len, err) == -1 ||
+	    cli_push_write_file(ct_path, ct_line, strlen(ct_line), err) == -1)
+		return -1;
+	return 0;
+}
+
+/* Judge one answer and print the verdict line on stderr: 0 only when a
+ * Receipt for this MessageId came back (HTTP 2xx) and, with a gateway
+ * certificate, its signature verifies. */
+static int
+cli_push_judge(struct arena *a, const struct cli_push_opts *o,
+	       const struct wss_cert *cert, const struct cli_push_msg *m,
+	       const struct cli_replay_answer *ans)
+{
+	struct cli_replay_outcome out;
+	const char *v, *id = m->message_id;
+	struct err err;
+	int rc = -1;
+
+	err_clear(&err);
+	cli_replay_outcome_parse(a, ans, &out);
+	if (ans->status < 200 || ans->status > 299 ||
+	    out.kind != CLI_REPLAY_RECEIPT)
+		v = arena_sprintf(a, "failed: %s: HTTP %ld, %s%s%s", id,
+				  ans->status, cli_replay_outcome_str(a, &out),
+				  out.description != NULL ? ": " : "",
+				  out.description != NULL ? out.description
+							  : "");
+	else if (out.ref == NULL || strcmp(out.ref, id) != 0)
+		v = arena_sprintf(a, "failed: %s: receipt refers to \"%s\"", id,
+				  out.ref != NULL ? out.ref : "(nothing)");
+	else if (cert != NULL && wss_verify_envelope(out.doc, cert, &err) == -1)
+		v = arena_sprintf(
+		    a, "failed: %s: receipt signature not valid: %s%s%s", id,
+		    err.msg, err.detail[0] != '\0' ? ": " : "", err.detail);
+	else {
+		rc = 0;
+		v = arena_sprintf(a, "receipt ok: ref %s %s", id,
+				  cert != NULL ? "signature verified"
+					       : "(signature not checked)");
+	}
+	if (rc == -1 || !o->quiet)
+		(void)fprintf(stderr, "%s\n",
+			      v != NULL ? v : "as4gw push: out of memory");
+	return rc;
+}
+
+/* POST one message, print status and answer body, judge the answer. */
+static int
+cli_push_send(struct arena *a, const struct cli_push_opts *o,
+	      struct cli_replay_client *c, const struct wss_cert *cert,
+	      const struct cli_push_msg *m)
+{
+	static const char *const mime_hdrs[] = {"MIME-Version: 1.0", NULL};
+	struct cli_replay_answer ans;
+	struct err err;
+	int multi = strncasecmp(m->content_type, "multipart/", 10) == 0;
+
+	err_clear(&err);
+	if (cli_replay_client_post(c, a, m->content_type,
+				   multi ? mime_hdrs : NULL, m->body.data,
+				   m->body.len, &ans, &err) == -1) {
+		(void)fprintf(stderr, "failed: %s: %s\n", m->message_id,
+			      err.msg);
+		return -1;
+	}
+	if (!o->quiet) {
+		(void)printf("HTTP %ld\n", ans.status);
+		(void)fwrite(ans.body.data, 1, ans.body.len, stdout);
+		if (ans.body.len > 0 && ans.body.data[ans.body.len - 1] != '\n')
+			(void)putchar('\n');
+		(void)fflush(
+		    stdout); /* keep stdout and stderr lines in order */
+	}
+	return cli_push_judge(a, o, cert, m, &ans);
+}
+
+/* Build (and for the first message, save) one message into arena a. */
+static int
+cli_push_prepare(struct arena *a, const struct cli_push_opts *o, int first,
+		 struct cli_push_msg *m, struct err *err)
+{
+	if (cli_push_build(a, o, m, err) == -1)
+		return -1;
+	if (first && o->save_request != NULL &&
+	    cli_push_save(a, o->save_request, m, err) == -1)
+		return -1;
+	return 0;
+}
+
+/* Send message number i: the prepared one with --repeat, else a new one. */
+static int
+cli_push_one(const struct cli_push_opts *o, struct cli_replay_client *c,
+	     const struct wss_cert *cert, const struct cli_push_msg *once,
+	     long i)
+{
+	struct arena *a = arena_new(0);
+	struct cli_push_msg fresh = {0};
+	struct err err;
+	int rc = -1;
+
+	err_clear(&err);
+	if (a == NULL) {
+		(void)fprintf(stderr, "as4gw push: out of memory\n");
+		return -1;
+	}
+	if (once == NULL && cli_push_prepare(a, o, i == 0, &fresh, &err) == -1)
+		(void)fprintf(stderr, "as4gw push: %s\n", err.msg);
+	else
+		rc = cli_push_send(a, o, c, cert, once != NULL ? once : &fresh);
+	arena_free(a);
+	return rc;
+}
+
+/* Read the payload files and the gateway certificate (owned by the arena). */
+static int
+cli_push_load(struct arena *a, struct cli_push_opts *o,
+	      struct wss_cert **ret_cert, struct err *err)
+{
+	size_t i;
+
+	*ret_cert = NULL;
+	for (i = 0; i < o->n_payloads; i++) {
+		struct cli_push_payload *p = &o->payloads[i];
+
+		/* a failed registration frees nothing yet: data is empty */
+		if (arena_cleanup(a, cli_push_buf_cleanup, &p->data) == -1) {
+			(void)err_set(err, ERR_INTERNAL, NULL, "out of memory");
+			return -1;
+		}
+		if (cli_replay_read_file(p->path, CLI_REPLAY_MAX_FILE, &p->data,
+					 err) == -1)
+			return -1;
+	}
+	if (o->gateway_cert == NULL)
+		return 0;
+	if (wss_cert_load(o->gateway_cert, ret_cert, err) == -1)
+		return -1;
+	if (arena_cleanup(a, cli_push_cert_cleanup, *ret_cert) == -1) {
+		*ret_cert = NULL; /* already freed by arena_cleanup */
+		(void)err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* Prepare everything that lives for the whole run. */
+static int
+cli_push_setup(struct arena *a, struct cli_push_opts *o,
+	       struct wss_cert **ret_cert,
+	       struct cli_replay_client **ret_client, struct cli_push_msg *once,
+	       struct err *err)
+{
+	if (cli_push_load(a, o, ret_cert, err) == -1)
+		return -1;
+	if ((*ret_client = cli_replay_client_new(&o->net, err)) == NULL)
+		return -1;
+	if (arena_cleanup(a, cli_push_client_cleanup, *ret_client) == -1) {
+		(void)err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		return -1;
+	}
+	if (o->repeat && cli_push_prepare(a, o, 1, once, err) == -1)
+		return -1;
+	return 0;
+}
+
+/* `as4gw push`: see cli_push_usage(). */
+int
+cli_push(int argc, char **argv)
+{
+	struct arena *a = arena_new(0);
+	struct cli_replay_client *c = NULL;
+	struct wss_cert *cert = NULL;
+	struct cli_push_opts o;
+	struct cli_push_msg once = {0};
+	struct err err;
+	long i, failed = 0;
+	int64_t t0;
+	int rc = 2, r;
+
+	err_clear(&err);
+	if (a == NULL || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		(void)fprintf(stderr, "as4gw push: could not initialise\n");
+		arena_free(a);
+		return 1;
+	}
+	if ((r = cli_push_options(a, argc, argv, &o)) != 0) {
+		rc = r == 1 ? 0 : 2;
+		if (r == -1)
+			(void)fprintf(stderr, "try: as4gw push --help\n");
+		goto out;
+	}
+	rc = 1;
+	if (cli_push_setup(a, &o, &cert, &c, &once, &err) == -1) {
+		(void)fprintf(stderr, "as4gw push: %s\n", err.msg);
+		goto out;
+	}
+	t0 = clock_mono_ms();
+	for (i = 0; i < o.count; i++)
+		failed +=
+		    cli_push_one(&o, c, cert, o.repeat ? &once : NULL, i) == -1;
+	if (o.count > 1)
+		(void)fprintf(stderr,
+			      "sent %ld: %ld ok, %ld failed in %lld ms\n",
+			      o.count, o.count - failed, failed,
+			      (long long)(clock_mono_ms() - t0));
+	rc = failed == 0 ? 0 : 1;
+out:
+	arena_free(a);
+	curl_global_cleanup();
+	return rc;
+}

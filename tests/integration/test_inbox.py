@@ -75,8 +75,10 @@ def test_refused_then_valid_resend_is_processed_once(gateway):
     assert gateway.store.counts(mid) == (1, 1, 1)
 
 
-def test_64_concurrent_identical_pushes(gateway):
-    """NEGATIVE-CASES 59: one row and 64 identical Receipts."""
+def test_64_concurrent_identical_pushes(gateway_factory):
+    """NEGATIVE-CASES 59: one row and 64 identical Receipts.  All 64 senders come
+    from 127.0.0.1, so the per-IP connection limit is raised for this test."""
+    gateway = gateway_factory(limits='<perIpConnections>128</perIpConnections>').start()
     mid = new_id()
     ct, body = user_message(mid)
     with concurrent.futures.ThreadPoolExecutor(max_workers=64) as pool:

@@ -110,7 +110,8 @@ def test_malformed_or_too_complex_xml(gateway, doc):
 
 def test_soap11_envelope_version_mismatch(gateway):
     """NEGATIVE-CASES 23."""
-    env = envelope(new_id(), cids=()).replace(as4msg.NS['S12'], as4msg.NS['S11'])
+    env = envelope(new_id(), cids=()).replace(as4msg.NS['S12'], as4msg.NS['S11']) \
+        .replace('mustUnderstand="true"', 'mustUnderstand="1"')
     ans = gateway.post('text/xml', env.encode())
     assert ans.fault_code == 'VersionMismatch', ans
     assert_nothing_stored(gateway)
