@@ -1,12 +1,260 @@
-/* placeholder: the gateway tests are being written this session */
+/*
+ * Unit tests for src/gateway: one push end to end without HTTP, over a real
+ * SQLite file, with keys from certs/gen-dev-pki.sh.
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "conf/conf.h"
+#include "gateway/gateway.h"
+#include "store/store.h"
+#include "wss/wss.h"
+#include "xml/xml.h"
+
+struct fixture {
+	char dir[64];
+	struct conf *conf;
+	struct gateway *gw;
+	struct store *store;
+};
+
+#define ROLE "http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/"
+
+static const char config_fmt[] =
+    "<as4gw xmlns=\"urn:as4gw:config:1\"><gateway>"
+    "<store>sqlite:%s/gw.db</store>"
+    "<signing><certificate>%s/gateway.crt</certificate>"
+    "<key>%s/gateway.key</key></signing></gateway>"
+    "<pmode id=\"t\"><from role=\"" ROLE "initiator\"><partyId>urn:a</partyId>"
+    "</from><to role=\"" ROLE "responder\"><partyId>urn:b</partyId></to>"
+    "<service>urn:s</service><action>A</action>"
+    "<security signing=\"never\" encryption=\"never\"/></pmode></as4gw>";
+
+static const char envelope_fmt[] =
+    "<S:Envelope xmlns:S=\"http://www.w3.org/2003/05/soap-envelope\" "
+    "xmlns:eb=\"http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/\">"
+    "<S:Header><eb:Messaging S:mustUnderstand=\"true\"><eb:UserMessage>"
+    "<eb:MessageInfo><eb:Timestamp>2026-11-30T10:00:00Z</eb:Timestamp>"
+    "<eb:MessageId>%s</eb:MessageId></eb:MessageInfo><eb:PartyInfo>"
+    "<eb:From><eb:PartyId>urn:a</eb:PartyId><eb:Role>" ROLE "initiator</eb:Role></eb:From>"
+    "<eb:To><eb:PartyId>urn:b</eb:PartyId><eb:Role>" ROLE "responder</eb:Role></eb:To>"
+    "</eb:PartyInfo><eb:CollaborationInfo><eb:Service>urn:s</eb:Service>"
+    "<eb:Action>%s</eb:Action><eb:ConversationId>c</eb:ConversationId>"
+    "</eb:CollaborationInfo><eb:PayloadInfo><eb:PartInfo href=\"cid:p1\"/>"
+    "</eb:PayloadInfo></eb:UserMessage></eb:Messaging></S:Header><S:Body/>"
+    "</S:Envelope>";
+
+/* A multipart body with one payload; returns malloc'd bytes. */
+static char *
+message(const char *mid, const char *action, const char *payload, size_t *ret_len)
+{
+	char env[4096], *out = malloc(8192);
+	int n;
+
+	(void)snprintf(env, sizeof(env), envelope_fmt, mid, action);
+	n = snprintf(out, 8192,
+	    "--b\r\nContent-Type: application/soap+xml\r\n\r\n%s\r\n"
+	    "--b\r\nContent-Type: application/xml\r\nContent-ID: <p1>\r\n\r\n%s\r\n"
+	    "--b--\r\n", env, payload);
+	*ret_len = (size_t)n;
+	return out;
+}
+
+static int
+setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char cmd[512], path[128], text[2048];
+	struct err err = {0};
+	FILE *fp;
+
+	(void)snprintf(f->dir, sizeof(f->dir), "/tmp/as4gw-gw-XXXXXX");
+	if (mkdtemp(f->dir) == NULL)
+		return -1;
+	(void)snprintf(cmd, sizeof(cmd), "bash %s/certs/gen-dev-pki.sh %s >/dev/null 2>&1",
+	    AS4GW_SOURCE_DIR, f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	(void)snprintf(path, sizeof(path), "%s/as4gw.xml", f->dir);
+	(void)snprintf(text, sizeof(text), config_fmt, f->dir, f->dir, f->dir);
+	if ((fp = fopen(path, "w")) == NULL)
+		return -1;
+	(void)fputs(text, fp);
+	(void)fclose(fp);
+	xml_global_init();
+	if (wss_global_init(&err) == -1 || conf_load(path, &f->conf, &err) == -1 ||
+	    gateway_new(f->conf, &f->gw, &err) == -1 ||
+	    store_open(f->conf->store_dsn, &f->store, &err) == -1 ||
+	    store_migrate(f->store, &err) == -1) {
+		fprintf(stderr, "setup: %s (%s)\n", err.msg, err.detail);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	store_close(f->store);
+	gateway_free(f->gw);
+	conf_free(f->conf);
+	(void)snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	(void)system(cmd);
+	free(f);
+	return 0;
+}
+
+/* Run one request and return the answer (body owned by the caller). */
+static void
+run(struct fixture *f, struct store *s, const char *ctype, const char *body,
+    size_t len, struct gateway_answer *ans)
+{
+	struct gateway_request req = {ctype, (const unsigned char *)body, len, "test"};
+	struct arena *a = arena_new(0);
+
+	assert_int_equal(gateway_receive(f->gw, s, a, &req, ans), 0);
+	arena_free(a);  /* answer strings used below are static or copied */
+}
+
+#define CT "multipart/related; boundary=b; type=\"application/soap+xml\""
+
+static void
+test_new_then_duplicate(void **state)
+{
+	struct fixture *f = *state;
+	struct gateway_answer a1, a2;
+	size_t len;
+	char *m = message("g1@test", "A", "<x/>", &len);
+
+	run(f, f->store, CT, m, len, &a1);
+	assert_int_equal(a1.status, 200);
+	assert_string_equal(a1.outcome, "new");
+	assert_non_null(strstr(a1.body.data, "RefToMessageId>g1@test<"));
+	assert_non_null(strstr(a1.body.data, ":Receipt>"));
+	run(f, f->store, CT, m, len, &a2);
+	assert_int_equal(a2.status, 200);
+	assert_string_equal(a2.outcome, "duplicate");
+	assert_int_equal(a2.body.len, a1.body.len);
+	assert_memory_equal(a2.body.data, a1.body.data, a1.body.len);
+	buf_free(&a1.body);
+	buf_free(&a2.body);
+	free(m);
+}
+
+static void
+test_drift(void **state)
+{
+	struct fixture *f = *state;
+	struct gateway_answer a1, a2;
+	size_t len1, len2;
+	char *m1 = message("g2@test", "A", "<x>1</x>", &len1);
+	char *m2 = message("g2@test", "A", "<x>2</x>", &len2);
+
+	run(f, f->store, CT, m1, len1, &a1);
+	run(f, f->store, CT, m2, len2, &a2);
+	assert_string_equal(a1.outcome, "new");
+	assert_string_equal(a2.outcome, "drift");
+	assert_string_equal(a2.ebms_code, "EBMS:0004");
+	assert_int_equal(a2.status, 200);
+	assert_non_null(strstr(a2.body.data, "errorCode=\"EBMS:0004\""));
+	buf_free(&a1.body);
+	buf_free(&a2.body);
+	free(m1);
+	free(m2);
+}
+
+/* No store connection: everything before the store still runs, answer 503. */
+static void
+test_no_store_is_503(void **state)
+{
+	struct fixture *f = *state;
+	struct gateway_answer a;
+	size_t len;
+	char *m = message("g3@test", "A", "<x/>", &len);
+
+	run(f, NULL, CT, m, len, &a);
+	assert_int_equal(a.status, 503);
+	assert_int_equal(a.retry_after, 5);
+	assert_int_equal(a.err.kind, ERR_STORE);
+	buf_free(&a.body);
+	free(m);
+}
+
+static const struct {
+	const char *name, *ctype, *body;
+	int status;
+	const char *code;   /* ebMS code, or SOAP fault text, or NULL */
+} refusals[] = {
+	{"media type", "text/plain", "x", 415, NULL},
+	{"no boundary", "multipart/related", "--b\r\n\r\nx\r\n--b--", 400, NULL},
+	{"not xml", "application/soap+xml", "garbage", 400, "env:Sender"},
+	{"doctype", "application/soap+xml", "<!DOCTYPE x><x/>", 400, "env:Sender"},
+	{"no messaging", "application/soap+xml",
+	    "<S:Envelope xmlns:S=\"http://www.w3.org/2003/05/soap-envelope\">"
+	    "<S:Body/></S:Envelope>", 200, "EBMS:0009"},
+};
+
+static void
+test_refusals(void **state)
+{
+	struct fixture *f = *state;
+	struct gateway_answer a;
+	size_t i;
+
+	for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+		run(f, f->store, refusals[i].ctype, refusals[i].body,
+		    strlen(refusals[i].body), &a);
+		if (a.status != refusals[i].status)
+			fail_msg("%s: status %d", refusals[i].name, a.status);
+		assert_string_equal(a.outcome, "error");
+		if (refusals[i].code != NULL &&
+		    strstr(a.body.data, refusals[i].code) == NULL)
+			fail_msg("%s: %s not in answer", refusals[i].name,
+			    refusals[i].code);
+		buf_free(&a.body);
+	}
+}
+
+static void
+test_pmode_mismatch(void **state)
+{
+	struct fixture *f = *state;
+	struct gateway_answer a;
+	size_t len;
+	char *m = message("g4@test", "Other", "<x/>", &len);
+
+	run(f, f->store, CT, m, len, &a);
+	assert_int_equal(a.status, 200);
+	assert_string_equal(a.ebms_code, "EBMS:0010");
+	assert_non_null(strstr(a.err.detail, "Action"));
+	assert_non_null(strstr(a.body.data, "RefToMessageId>g4@test<"));
+	buf_free(&a.body);
+	free(m);
+}
+
 int
 main(void)
 {
-	return 0;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_new_then_duplicate),
+		cmocka_unit_test(test_drift),
+		cmocka_unit_test(test_no_store_is_503),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_pmode_mismatch),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
 }
