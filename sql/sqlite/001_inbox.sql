@@ -1,1 +1,55 @@
--- placeholder
+-- as4gw inbox schema for SQLite (DESIGN.md "Inbox schema").
+-- Applied by store_migrate() inside one BEGIN IMMEDIATE transaction and
+-- recorded in schema_migrations (created by the migration runner itself).
+-- Times are integer milliseconds since the epoch (UTC).
+
+-- One row per accepted AS4 MessageId; the primary key is what makes a
+-- retried push idempotent (ebMS3 Core 5.2.2.1: MessageId is globally unique).
+CREATE TABLE inbox (
+	message_id        text    NOT NULL PRIMARY KEY
+	                  CHECK (length(message_id) BETWEEN 1 AND 255),
+	from_party        text    NOT NULL,
+	to_party          text    NOT NULL,
+	service           text    NOT NULL,
+	action            text    NOT NULL,
+	conversation_id   text    NOT NULL,
+	agreement_ref     text,
+	pmode_id          text,
+	source            text,
+	content_hash      blob    NOT NULL CHECK (length(content_hash) = 32),
+	receipt           blob    NOT NULL,
+	received_at       integer NOT NULL,
+	processed_at      integer,             -- NULL until the backend hand-off marks it
+	partition_key     text    NOT NULL,    -- YYYY-MM of received_at
+	duplicates        integer NOT NULL DEFAULT 0,
+	last_duplicate_at integer
+);
+
+-- Retention purge deletes by age.
+CREATE INDEX inbox_received_at_idx ON inbox (received_at);
+
+-- The final (decrypted, decompressed) payload bytes, in PartInfo order.
+CREATE TABLE payload (
+	message_id  text    NOT NULL REFERENCES inbox (message_id) ON DELETE CASCADE,
+	part_no     integer NOT NULL CHECK (part_no >= 0),
+	content_id  text,                      -- NULL for a payload in the SOAP Body
+	mime_type   text,
+	properties  text    NOT NULL DEFAULT '{}', -- PartProperties as a JSON object
+	content     blob    NOT NULL,
+	PRIMARY KEY (message_id, part_no)
+);
+
+-- The hand-off queue to the backend: one row per new message.
+CREATE TABLE delivery (
+	message_id  text    NOT NULL PRIMARY KEY
+	            REFERENCES inbox (message_id) ON DELETE CASCADE,
+	state       text    NOT NULL DEFAULT 'ready'
+	            CHECK (state IN ('ready', 'claimed', 'done')),
+	attempts    integer NOT NULL DEFAULT 0,
+	claimed_at  integer,
+	created_at  integer NOT NULL
+);
+
+-- Claiming takes the oldest ready rows; stale claims are found by claimed_at.
+CREATE INDEX delivery_ready_idx ON delivery (created_at) WHERE state = 'ready';
+CREATE INDEX delivery_claimed_idx ON delivery (claimed_at) WHERE state = 'claimed';

@@ -15,6 +15,7 @@
 #include "../util/err.h"
 
 #define STORE_HASH_LEN 32
+#define STORE_MESSAGE_ID_MAX 255 /* bytes; the inbox key (ebMS3 5.2.2.1) */
 
 struct store_part {
 	int part_no;                  /* 0-based order of PartInfo */
@@ -93,8 +94,39 @@ int store_ping(struct store *s, struct err *err);
  */
 int store_accept(struct store *s, const struct store_message *m,
     struct arena *a, struct store_result *ret, struct err *err);
+/*
+ * (store_accept also refuses, as ERR_INTERNAL and before touching the
+ * database, a message the caller built wrongly: message_id empty or longer
+ * than STORE_MESSAGE_ID_MAX, a required field NULL (all but agreement_ref,
+ * pmode_id, source, and a part's content_id, mime_type, properties), no
+ * receipt, a part with len > 0 and data NULL, or a negative part_no.  A part
+ * with properties NULL is stored as "{}".  *ret is written only when 0 is
+ * returned; DRIFT is a 0 return.)
+ */
 
 /* Accepts NULL. */
 void store_close(struct store *s);
+
+/*
+ * For the backends (store_sqlite.c, store_pg.c) only; callers use
+ * store_open().  Both validate nothing about the DSN beyond what they need.
+ */
+
+/* How long a SQLite writer waits for the lock before ERR_STORE. */
+#define STORE_SQLITE_BUSY_MS 10000
+
+/* Open (creating the file if needed) the SQLite database at path. */
+int store_sqlite_open(const char *path, struct store **ret, struct err *err);
+
+/* Connect to PostgreSQL with the whole libpq DSN/URI. */
+int store_pg_open(const char *dsn, struct store **ret, struct err *err);
+
+/*
+ * Iterate the embedded migrations of one backend ("sqlite", "postgresql") in
+ * name order: start with *pos = 0; returns the next one and advances *pos, or
+ * NULL after the last.  The returned struct is static.
+ */
+struct store_sql;
+const struct store_sql *store_migration_next(const char *backend, size_t *pos);
 
 #endif

@@ -1,2 +1,535 @@
-/* placeholder: being written this session */
+/*
+ * store_sqlite — the embedded backend.  One connection per struct store
+ * (SQLITE_OPEN_NOMUTEX: one thread at a time), WAL journal, synchronous=FULL
+ * so a COMMIT that returned is on disk before the Receipt is sent, foreign
+ * keys on, and a busy timeout so concurrent writers queue instead of failing.
+ * Statements are prepared once per connection, at the first accept (after
+ * the schema exists).
+ */
 #include "store.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "store_sql.h"
+#include "../util/clock.h"
+
+enum store_sqlite_stmt {
+	STORE_SQ_BEGIN,
+	STORE_SQ_COMMIT,
+	STORE_SQ_ROLLBACK,
+	STORE_SQ_INS_INBOX,
+	STORE_SQ_INS_PAYLOAD,
+	STORE_SQ_INS_DELIVERY,
+	STORE_SQ_SEL_INBOX,
+	STORE_SQ_UPD_DUP,
+	STORE_SQ_COUNT
+};
+
+static const struct {
+	const char *what;  /* for "could not <what>: <sqlite message>" */
+	const char *sql;
+} store_sqlite_stmts[STORE_SQ_COUNT] = {
+	[STORE_SQ_BEGIN] = { "begin transaction", "BEGIN IMMEDIATE" },
+	[STORE_SQ_COMMIT] = { "commit", "COMMIT" },
+	[STORE_SQ_ROLLBACK] = { "roll back", "ROLLBACK" },
+	[STORE_SQ_INS_INBOX] = { "insert inbox row",
+	    "INSERT INTO inbox (message_id, from_party, to_party, service,"
+	    " action, conversation_id, agreement_ref, pmode_id, source,"
+	    " content_hash, receipt, received_at, partition_key)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+	    " ON CONFLICT (message_id) DO NOTHING" },
+	[STORE_SQ_INS_PAYLOAD] = { "insert payload",
+	    "INSERT INTO payload (message_id, part_no, content_id, mime_type,"
+	    " properties, content) VALUES (?1, ?2, ?3, ?4, ?5, ?6)" },
+	[STORE_SQ_INS_DELIVERY] = { "insert delivery row",
+	    "INSERT INTO delivery (message_id, state, attempts, created_at)"
+	    " VALUES (?1, 'ready', 0, ?2)" },
+	[STORE_SQ_SEL_INBOX] = { "read inbox row",
+	    "SELECT content_hash, receipt FROM inbox WHERE message_id = ?1" },
+	[STORE_SQ_UPD_DUP] = { "count duplicate",
+	    "UPDATE inbox SET duplicates = duplicates + 1,"
+	    " last_duplicate_at = ?2 WHERE message_id = ?1"
+	    " RETURNING duplicates" },
+};
+
+#define STORE_SQLITE_MIGRATIONS_DDL \
+	"CREATE TABLE IF NOT EXISTS schema_migrations (" \
+	" name text NOT NULL PRIMARY KEY," \
+	" applied_at integer NOT NULL)"
+
+struct store_sqlite {
+	struct store base;
+	sqlite3 *db;
+	sqlite3_stmt *st[STORE_SQ_COUNT]; /* all NULL until the first accept */
+};
+
+/* Record the connection's last failure as ERR_STORE ("could not <what>"). */
+static int
+store_sqlite_fail(struct store_sqlite *s, const char *what, struct err *err)
+{
+	return err_set(err, ERR_STORE, NULL, "could not %s: %s", what,
+	    sqlite3_errmsg(s->db));
+}
+
+/* Finalize the cached statements (the next accept prepares them again). */
+static void
+store_sqlite_finalize(struct store_sqlite *s)
+{
+	size_t i;
+
+	for (i = 0; i < STORE_SQ_COUNT; i++) {
+		(void)sqlite3_finalize(s->st[i]);
+		s->st[i] = NULL;
+	}
+}
+
+/* Prepare every statement once per connection; fails if not migrated. */
+static int
+store_sqlite_prepare(struct store_sqlite *s, struct err *err)
+{
+	size_t i;
+
+	if (s->st[0] != NULL)
+		return 0;
+	for (i = 0; i < STORE_SQ_COUNT; i++) {
+		if (sqlite3_prepare_v3(s->db, store_sqlite_stmts[i].sql, -1,
+		    SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK) {
+			(void)store_sqlite_fail(s, "prepare statement", err);
+			store_sqlite_finalize(s);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Bind bytes; an empty value is a zero-length blob, never NULL. */
+static int
+store_sqlite_bind_blob(sqlite3_stmt *st, int i, const void *p, size_t len)
+{
+	if (len == 0)
+		return sqlite3_bind_zeroblob(st, i, 0);
+	return sqlite3_bind_blob64(st, i, p, (sqlite3_uint64)len,
+	    SQLITE_STATIC);
+}
+
+/* Bind text; NULL binds SQL NULL. */
+static int
+store_sqlite_bind_text(sqlite3_stmt *st, int i, const char *t)
+{
+	return sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
+}
+
+/* Forget a statement's bindings and results so it can run again. */
+static void
+store_sqlite_done(sqlite3_stmt *st)
+{
+	(void)sqlite3_reset(st);
+	(void)sqlite3_clear_bindings(st);
+}
+
+/*
+ * Step a bound statement that returns no row.  bind_rc is the OR of the
+ * bind results (SQLITE_OK is 0), so a failed bind fails here.
+ */
+static int
+store_sqlite_run(struct store_sqlite *s, enum store_sqlite_stmt id,
+    int bind_rc, struct err *err)
+{
+	sqlite3_stmt *st = s->st[id];
+	int rc = -1;
+
+	if (bind_rc == SQLITE_OK && sqlite3_step(st) == SQLITE_DONE)
+		rc = 0;
+	else
+		(void)store_sqlite_fail(s, store_sqlite_stmts[id].what, err);
+	store_sqlite_done(st);
+	return rc;
+}
+
+/* INSERT ... ON CONFLICT DO NOTHING: 1 inserted, 0 id exists, -1 error. */
+static int
+store_sqlite_insert_inbox(struct store_sqlite *s, const struct store_message *m,
+    struct err *err)
+{
+	sqlite3_stmt *st = s->st[STORE_SQ_INS_INBOX];
+	int b;
+
+	b = store_sqlite_bind_text(st, 1, m->message_id);
+	b |= store_sqlite_bind_text(st, 2, m->from_party);
+	b |= store_sqlite_bind_text(st, 3, m->to_party);
+	b |= store_sqlite_bind_text(st, 4, m->service);
+	b |= store_sqlite_bind_text(st, 5, m->action);
+	b |= store_sqlite_bind_text(st, 6, m->conversation_id);
+	b |= store_sqlite_bind_text(st, 7, m->agreement_ref);
+	b |= store_sqlite_bind_text(st, 8, m->pmode_id);
+	b |= store_sqlite_bind_text(st, 9, m->source);
+	b |= store_sqlite_bind_blob(st, 10, m->content_hash, STORE_HASH_LEN);
+	b |= store_sqlite_bind_blob(st, 11, m->receipt, m->receipt_len);
+	b |= sqlite3_bind_int64(st, 12, m->received_at_ms);
+	b |= store_sqlite_bind_text(st, 13, m->partition_key);
+	if (store_sqlite_run(s, STORE_SQ_INS_INBOX, b, err) == -1)
+		return -1;
+	return sqlite3_changes(s->db) == 1 ? 1 : 0;
+}
+
+/* The rest of a new message: its payload rows and its delivery row. */
+static int
+store_sqlite_insert_rest(struct store_sqlite *s, const struct store_message *m,
+    struct err *err)
+{
+	sqlite3_stmt *st = s->st[STORE_SQ_INS_PAYLOAD];
+	size_t i;
+	int b;
+
+	for (i = 0; i < m->n_parts; i++) {
+		const struct store_part *p = &m->parts[i];
+
+		b = store_sqlite_bind_text(st, 1, m->message_id);
+		b |= sqlite3_bind_int(st, 2, p->part_no);
+		b |= store_sqlite_bind_text(st, 3, p->content_id);
+		b |= store_sqlite_bind_text(st, 4, p->mime_type);
+		b |= store_sqlite_bind_text(st, 5,
+		    p->properties != NULL ? p->properties : "{}");
+		b |= store_sqlite_bind_blob(st, 6, p->data, p->len);
+		if (store_sqlite_run(s, STORE_SQ_INS_PAYLOAD, b, err) == -1)
+			return -1;
+	}
+	st = s->st[STORE_SQ_INS_DELIVERY];
+	b = store_sqlite_bind_text(st, 1, m->message_id);
+	b |= sqlite3_bind_int64(st, 2, m->received_at_ms);
+	return store_sqlite_run(s, STORE_SQ_INS_DELIVERY, b, err);
+}
+
+/* Read the stored row: 1 same hash (receipt copied into a), 0 drift, -1. */
+static int
+store_sqlite_read_existing(struct store_sqlite *s,
+    const struct store_message *m, struct arena *a, struct store_result *ret,
+    struct err *err)
+{
+	sqlite3_stmt *st = s->st[STORE_SQ_SEL_INBOX];
+	const void *p;
+	int rc = -1, n;
+
+	if (store_sqlite_bind_text(st, 1, m->message_id) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		(void)store_sqlite_fail(s, "read inbox row", err);
+		goto out;
+	}
+	p = sqlite3_column_blob(st, 0);
+	if (sqlite3_column_bytes(st, 0) != STORE_HASH_LEN ||
+	    memcmp(p, m->content_hash, STORE_HASH_LEN) != 0) {
+		rc = 0;
+		goto out;
+	}
+	p = sqlite3_column_blob(st, 1);
+	n = sqlite3_column_bytes(st, 1);
+	ret->receipt = arena_memdup(a, p, (size_t)n);
+	ret->receipt_len = (size_t)n;
+	if (ret->receipt == NULL) {
+		(void)err_set(err, ERR_INTERNAL, NULL,
+		    "request memory exhausted copying the stored receipt");
+		goto out;
+	}
+	rc = 1;
+out:
+	store_sqlite_done(st);
+	return rc;
+}
+
+/* Count one more duplicate; the counter after the update into ret. */
+static int
+store_sqlite_count_dup(struct store_sqlite *s, const struct store_message *m,
+    struct store_result *ret, struct err *err)
+{
+	sqlite3_stmt *st = s->st[STORE_SQ_UPD_DUP];
+	int rc = -1;
+
+	if (store_sqlite_bind_text(st, 1, m->message_id) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 2, m->received_at_ms) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		(void)store_sqlite_fail(s, "count duplicate", err);
+		goto out;
+	}
+	ret->duplicates = sqlite3_column_int64(st, 0);
+	rc = 0;
+out:
+	store_sqlite_done(st);
+	return rc;
+}
+
+/* Inside the open transaction: decide and record new / duplicate / drift. */
+static int
+store_sqlite_decide(struct store_sqlite *s, const struct store_message *m,
+    struct arena *a, struct store_result *ret, struct err *err)
+{
+	int r = store_sqlite_insert_inbox(s, m, err);
+
+	if (r == 1) {
+		if (store_sqlite_insert_rest(s, m, err) == -1)
+			return -1;
+		ret->outcome = STORE_NEW;
+		ret->receipt = m->receipt;
+		ret->receipt_len = m->receipt_len;
+		ret->duplicates = 0;
+		return 0;
+	}
+	if (r == 0)
+		r = store_sqlite_read_existing(s, m, a, ret, err);
+	if (r == 0) {
+		ret->outcome = STORE_DRIFT;
+		ret->receipt = NULL;
+		ret->receipt_len = 0;
+		return 0;
+	}
+	if (r == -1 || store_sqlite_count_dup(s, m, ret, err) == -1)
+		return -1;
+	ret->outcome = STORE_DUPLICATE;
+	return 0;
+}
+
+/* The accept transaction (store.h); never leaves a transaction open. */
+static int
+store_sqlite_accept(struct store *base, const struct store_message *m,
+    struct arena *a, struct store_result *ret, struct err *err)
+{
+	struct store_sqlite *s = (struct store_sqlite *)base;
+	int rc = -1;
+
+	if (store_sqlite_prepare(s, err) == -1 ||
+	    store_sqlite_run(s, STORE_SQ_BEGIN, SQLITE_OK, err) == -1)
+		goto out;
+	if (store_sqlite_decide(s, m, a, ret, err) == -1)
+		goto out;
+	/* Drift changes nothing: end the transaction without writing. */
+	if (ret->outcome == STORE_DRIFT)
+		rc = store_sqlite_run(s, STORE_SQ_ROLLBACK, SQLITE_OK, err);
+	else
+		rc = store_sqlite_run(s, STORE_SQ_COMMIT, SQLITE_OK, err);
+out:
+	if (sqlite3_get_autocommit(s->db) == 0)
+		(void)store_sqlite_run(s, STORE_SQ_ROLLBACK, SQLITE_OK, NULL);
+	return rc;
+}
+
+/* Run SQL text without results (pragmas, DDL, transaction control). */
+static int
+store_sqlite_exec(struct store_sqlite *s, const char *sql, const char *what,
+    struct err *err)
+{
+	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return store_sqlite_fail(s, what, err);
+	return 0;
+}
+
+/* Whether migration name is recorded: 1 yes, 0 no, -1 error. */
+static int
+store_sqlite_applied(struct store_sqlite *s, const char *name, struct err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(s->db,
+	    "SELECT 1 FROM schema_migrations WHERE name = ?1", -1, &st,
+	    NULL) != SQLITE_OK ||
+	    store_sqlite_bind_text(st, 1, name) != SQLITE_OK)
+		goto out;
+	switch (sqlite3_step(st)) {
+	case SQLITE_ROW: rc = 1; break;
+	case SQLITE_DONE: rc = 0; break;
+	default: break;
+	}
+out:
+	if (rc == -1)
+		(void)store_sqlite_fail(s, "read schema_migrations", err);
+	(void)sqlite3_finalize(st);
+	return rc;
+}
+
+/* Note migration name as applied now. */
+static int
+store_sqlite_record(struct store_sqlite *s, const char *name, struct err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO schema_migrations (name,"
+	    " applied_at) VALUES (?1, ?2)", -1, &st, NULL) == SQLITE_OK &&
+	    store_sqlite_bind_text(st, 1, name) == SQLITE_OK &&
+	    sqlite3_bind_int64(st, 2, clock_epoch_ms()) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_DONE)
+		rc = 0;
+	else
+		(void)store_sqlite_fail(s, "record migration", err);
+	(void)sqlite3_finalize(st);
+	return rc;
+}
+
+/*
+ * Apply one migration if it is not recorded yet, in its own transaction.
+ * BEGIN IMMEDIATE takes the write lock first, so a second process migrating
+ * at the same time waits and then finds the migration recorded.
+ */
+static int
+store_sqlite_migrate_one(struct store_sqlite *s, const struct store_sql *f,
+    struct err *err)
+{
+	int rc = -1, applied;
+
+	if (store_sqlite_exec(s, "BEGIN IMMEDIATE", "begin migration",
+	    err) == -1)
+		goto out;
+	if (store_sqlite_exec(s, STORE_SQLITE_MIGRATIONS_DDL,
+	    "create schema_migrations", err) == -1)
+		goto out;
+	applied = store_sqlite_applied(s, f->name, err);
+	if (applied == -1)
+		goto out;
+	if (applied == 0 &&
+	    (store_sqlite_exec(s, f->text, "apply migration", err) == -1 ||
+	    store_sqlite_record(s, f->name, err) == -1))
+		goto out;
+	rc = store_sqlite_exec(s, "COMMIT", "commit migration", err);
+out:
+	if (rc == -1)
+		err_detail(err, "migration %s", f->name);
+	if (sqlite3_get_autocommit(s->db) == 0)
+		(void)sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+/* Apply the pending sqlite/ migrations in name order. */
+static int
+store_sqlite_migrate(struct store *base, struct err *err)
+{
+	struct store_sqlite *s = (struct store_sqlite *)base;
+	const struct store_sql *f;
+	size_t pos = 0;
+
+	while ((f = store_migration_next("sqlite", &pos)) != NULL)
+		if (store_sqlite_migrate_one(s, f, err) == -1)
+			return -1;
+	return 0;
+}
+
+/*
+ * Liveness: read the schema page, which touches the database file (a bare
+ * SELECT 1 would succeed even with the file gone unreadable).
+ */
+static int
+store_sqlite_ping(struct store *base, struct err *err)
+{
+	struct store_sqlite *s = (struct store_sqlite *)base;
+
+	return store_sqlite_exec(s, "SELECT count(*) FROM sqlite_schema",
+	    "reach the database", err);
+}
+
+/* Finalize statements, close the connection, free the handle. */
+static void
+store_sqlite_close(struct store *base)
+{
+	struct store_sqlite *s = (struct store_sqlite *)base;
+
+	store_sqlite_finalize(s);
+	(void)sqlite3_close(s->db);
+	free(s);
+}
+
+static const struct store_ops store_sqlite_ops = {
+	.name = "sqlite",
+	.migrate = store_sqlite_migrate,
+	.ping = store_sqlite_ping,
+	.accept = store_sqlite_accept,
+	.close = store_sqlite_close,
+};
+
+/*
+ * One attempt to switch to WAL ("memory" is what an in-memory database
+ * reports instead): SQLITE_OK, SQLITE_BUSY (err untouched), or another code
+ * with err set.
+ */
+static int
+store_sqlite_wal_once(struct store_sqlite *s, struct err *err)
+{
+	sqlite3_stmt *st = NULL;
+	const char *mode;
+	int rc;
+
+	rc = sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st,
+	    NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		mode = (const char *)sqlite3_column_text(st, 0);
+		rc = SQLITE_OK;
+		if (mode == NULL ||
+		    (strcmp(mode, "wal") != 0 && strcmp(mode, "memory") != 0))
+			rc = err_set(err, ERR_STORE, NULL,
+			    "could not set journal_mode wal (got %s)",
+			    mode != NULL ? mode : "nothing");
+	} else if ((rc & 0xff) == SQLITE_BUSY)
+		rc = SQLITE_BUSY;
+	else
+		(void)store_sqlite_fail(s, "set journal_mode", err);
+	(void)sqlite3_finalize(st);
+	return rc;
+}
+
+/*
+ * Switch to WAL.  While another connection creates the same new database,
+ * the pragma can answer SQLITE_BUSY without consulting the busy handler, so
+ * several gateways starting at once retry here for up to the busy timeout.
+ */
+static int
+store_sqlite_wal(struct store_sqlite *s, struct err *err)
+{
+	const struct timespec pause = { 0, 10 * 1000 * 1000 };
+	int64_t deadline = clock_mono_ms() + STORE_SQLITE_BUSY_MS;
+	int rc;
+
+	while ((rc = store_sqlite_wal_once(s, err)) == SQLITE_BUSY &&
+	    clock_mono_ms() < deadline)
+		(void)nanosleep(&pause, NULL);
+	if (rc == SQLITE_BUSY)
+		return err_set(err, ERR_STORE, NULL,
+		    "could not set journal_mode wal: database is locked");
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* Open path (creating the file) and configure the connection. */
+int
+store_sqlite_open(const char *path, struct store **ret, struct err *err)
+{
+	struct store_sqlite *s;
+	int rc = -1;
+
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
+	s->base.ops = &store_sqlite_ops;
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		(void)err_set(err, ERR_STORE, NULL,
+		    "could not open sqlite database \"%s\": %s", path,
+		    s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
+		goto out;
+	}
+	(void)sqlite3_extended_result_codes(s->db, 1);
+	if (sqlite3_busy_timeout(s->db, STORE_SQLITE_BUSY_MS) != SQLITE_OK ||
+	    store_sqlite_exec(s, "PRAGMA foreign_keys = ON",
+	    "enable foreign keys", err) == -1 ||
+	    store_sqlite_exec(s, "PRAGMA synchronous = FULL",
+	    "set synchronous", err) == -1 ||
+	    store_sqlite_wal(s, err) == -1)
+		goto out;
+	*ret = &s->base;
+	rc = 0;
+out:
+	if (rc == -1)
+		store_sqlite_close(&s->base);
+	return rc;
+}
