@@ -93,7 +93,7 @@ cli_push_usage(FILE *f)
 	    "  --from-role ROLE         default " CLI_PUSH_NS_ROLE "initiator\n"
 	    "  --to-role ROLE           default " CLI_PUSH_NS_ROLE "responder\n"
 	    "  --agreement [TYPE::]REF  eb:AgreementRef\n"
-	    "  --conversation ID        eb:ConversationId (default a uuid)\n"
+	    "  --conversation ID        eb:ConversationId (default: the --message-id, else a uuid)\n"
 	    "  --payload FILE[;mime=TYPE][;cid=ID]   attachment (repeatable)\n"
 	    "  --gateway-cert FILE      verify the Receipt's signature with "
 	    "this PEM certificate\n"
@@ -321,14 +321,20 @@ cli_push_check(struct arena *a, struct cli_push_opts *o)
 		(void)fprintf(stderr, "as4gw push: %s is required\n", missing);
 		return -1;
 	}
+	/*
+	 * Defaults are derived, not random, where the content hash sees them:
+	 * pushing the same --message-id and payloads again must be a retry
+	 * (same Receipt), not drift.
+	 */
+	if (o->conversation == NULL)
+		o->conversation = o->message_id;
 	if (o->conversation == NULL && codec_uuid(uuid) == 0)
 		o->conversation = arena_strdup(a, uuid);
 	for (i = 0; i < o->n_payloads; i++) {
 		if (o->payloads[i].cid != NULL)
 			continue;
-		if (codec_uuid(uuid) == -1 ||
-		    (o->payloads[i].cid =
-			 arena_sprintf(a, "%s@as4gw-push", uuid)) == NULL) {
+		if ((o->payloads[i].cid = arena_sprintf(a,
+		    "payload-%zu@as4gw-push", i + 1)) == NULL) {
 			(void)fprintf(
 			    stderr,
 			    "as4gw push: could not make a Content-ID\n");

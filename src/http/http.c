@@ -430,7 +430,9 @@ http_start_daemon(struct http_server *srv, struct sockaddr_storage *ss,
 		flags |= MHD_USE_IPv6;
 	if (srv->tls_cert_pem != NULL)
 		flags |= MHD_USE_TLS;
+	/* the logger first, so no option's complaint reaches stderr raw */
 	srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, http_access, srv,
+	    MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, srv,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss,
 	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads,
 	    MHD_OPTION_CONNECTION_TIMEOUT, c->limits.connection_timeout_s,
@@ -439,7 +441,6 @@ http_start_daemon(struct http_server *srv, struct sockaddr_storage *ss,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->limits.connection_memory_bytes,
 	    MHD_OPTION_STRICT_FOR_CLIENT, 1,
 	    MHD_OPTION_NOTIFY_COMPLETED, http_completed, srv,
-	    MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, srv,
 	    srv->tls_cert_pem != NULL ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END,
 	    srv->tls_cert_pem,
 	    MHD_OPTION_HTTPS_MEM_KEY, srv->tls_key_pem,
