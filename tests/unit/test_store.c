@@ -340,7 +340,7 @@ static void
 t_accept_new(void **state)
 {
 	struct tctx *c = *state;
-	struct arena *a = arena_new(0);
+	struct arena *a;
 	struct store *s;
 	struct tmsg t;
 	struct store_result r;
@@ -348,6 +348,7 @@ t_accept_new(void **state)
 	size_t len;
 
 	NEED(c);
+	a = arena_new(0);
 	s = topen(c);
 	tmsg_init(&t, "new-1@as4gw.test", 0x11, "receipt-one");
 	r = taccept(s, a, &t, STORE_NEW);
@@ -383,12 +384,13 @@ static void
 t_accept_duplicate(void **state)
 {
 	struct tctx *c = *state;
-	struct arena *a = arena_new(0);
+	struct arena *a;
 	struct store *s;
 	struct tmsg t1, t2;
 	struct store_result r;
 
 	NEED(c);
+	a = arena_new(0);
 	s = topen(c);
 	tmsg_init(&t1, "dup-1@as4gw.test", 0x22, "receipt-first");
 	tmsg_init(&t2, "dup-1@as4gw.test", 0x22, "receipt-second-differs");
@@ -414,7 +416,7 @@ static void
 t_accept_drift(void **state)
 {
 	struct tctx *c = *state;
-	struct arena *a = arena_new(0);
+	struct arena *a;
 	struct store *s;
 	struct tmsg t1, t2;
 	struct store_result r;
@@ -422,6 +424,7 @@ t_accept_drift(void **state)
 	size_t len;
 
 	NEED(c);
+	a = arena_new(0);
 	s = topen(c);
 	tmsg_init(&t1, "drift-1@as4gw.test", 0x33, "receipt-original");
 	tmsg_init(&t2, "drift-1@as4gw.test", 0x34, "receipt-other");
@@ -452,13 +455,14 @@ static void
 t_payload_roundtrip(void **state)
 {
 	struct tctx *c = *state;
-	struct arena *a = arena_new(0);
+	struct arena *a;
 	struct store *s;
 	struct tmsg t;
 	unsigned char *v;
 	size_t len;
 
 	NEED(c);
+	a = arena_new(0);
 	s = topen(c);
 	tmsg_init(&t, "rt-1@as4gw.test", 0x44, "r");
 	tmsg_add_big(&t);
@@ -493,13 +497,14 @@ static void
 t_failure_rolls_back(void **state)
 {
 	struct tctx *c = *state;
-	struct arena *a = arena_new(0);
+	struct arena *a;
 	struct store *s;
 	struct tmsg t;
 	struct store_result r = { .outcome = 0 };
 	struct err err = { 0 };
 
 	NEED(c);
+	a = arena_new(0);
 	s = topen(c);
 	tmsg_init(&t, "fail-1@as4gw.test", 0x55, "r1");
 	t.parts[1].part_no = 0;
@@ -521,13 +526,14 @@ static void
 t_not_migrated(void **state)
 {
 	struct tctx *c = *state;
-	struct arena *a = arena_new(0);
+	struct arena *a;
 	struct store *s = NULL;
 	struct tmsg t;
 	struct store_result r;
 	struct err err = { 0 };
 
 	NEED(c);
+	a = arena_new(0);
 	assert_int_equal(store_open(c->dsn, &s, &err), 0);
 	tmsg_init(&t, "nm-1@as4gw.test", 0x66, "r");
 	assert_int_equal(store_accept(s, &t.m, a, &r, &err), -1);
@@ -544,7 +550,7 @@ static void
 t_arena_exhausted(void **state)
 {
 	struct tctx *c = *state;
-	struct arena *a = arena_new(0), *tiny = arena_new(64);
+	struct arena *a, *tiny;
 	struct store *s;
 	struct tmsg t;
 	struct store_result r;
@@ -552,6 +558,8 @@ t_arena_exhausted(void **state)
 	char receipt[200];
 
 	NEED(c);
+	a = arena_new(0);
+	tiny = arena_new(64);
 	memset(receipt, 'r', sizeof(receipt) - 1);
 	receipt[sizeof(receipt) - 1] = '\0';
 	s = topen(c);
@@ -573,7 +581,7 @@ t_invalid_message(void **state)
 {
 	struct tctx *c = *state;
 	char long_id[STORE_MESSAGE_ID_MAX + 2];
-	struct arena *a = arena_new(0);
+	struct arena *a;
 	struct store *s;
 	struct tmsg t;
 	struct store_result r;
@@ -581,6 +589,7 @@ t_invalid_message(void **state)
 	int i;
 
 	NEED(c);
+	a = arena_new(0);
 	memset(long_id, 'x', sizeof(long_id) - 1);
 	long_id[sizeof(long_id) - 1] = '\0';
 	s = topen(c);
@@ -761,13 +770,14 @@ static void
 t_pg_connection_lost(void **state)
 {
 	struct tctx *c = *state;
-	struct arena *a = arena_new(0);
+	struct arena *a;
 	struct store *s;
 	struct tmsg t1, t2;
 	struct store_result r;
 	struct err err = { 0 };
 
 	NEED(c);
+	a = arena_new(0);
 	s = topen(c);
 	tmsg_init(&t1, "lost-1@as4gw.test", 0x01, "r1");
 	tmsg_init(&t2, "lost-2@as4gw.test", 0x02, "r2");
