@@ -4,9 +4,12 @@
  * into a struct conf, then check what the schema cannot say (addresses, DSN
  * schemes, ranges, retention, duplicate and ambiguous P-Mode legs, readable
  * files).  Every failure is one line naming the file and, where known, the
- * line: `conf/as4gw.xml:12: pmode "a": ...`.
+ * line: `conf/as4gw.xml:12: pmode "a": ...`.  The legs themselves are read
+ * and cross-checked in conf_leg.c; helpers both files use are declared in
+ * conf_int.h.
  */
 #include "conf.h"
+#include "conf_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -24,21 +27,8 @@
 #include "../util/arena.h"
 #include "../xml/xml.h"
 
-#define CONF_NS "urn:as4gw:config:1"
 #define CONF_SCHEMA "as4gw-config.xsd"
-#define CONF_DAYS_MAX 36500ULL
 #define CONF_THREADS_MAX 1024ULL
-
-/* State of one conf_load(): where messages point and what is being built. */
-struct conf_ctx {
-	const char *path;     /* the file, as given */
-	char *dir;            /* its directory and '/', or NULL (cwd) */
-	struct arena *a;      /* scratch: text and attribute copies */
-	struct conf *c;
-	struct err *err;
-	long *leg_lines;      /* line of each <pmode>, for cross-leg messages */
-	long line_sign_cert, line_sign_key, line_tls_cert, line_tls_key;
-};
 
 /* A limit key: where it lives in struct conf_limits and its sane range. */
 struct conf_limit_def {
@@ -102,7 +92,7 @@ conf_policy_name(enum conf_policy p)
 
 /* Record "FILE:LINE: what" (or "FILE: what" when line <= 0) as ERR_CONF;
  * returns -1. */
-static int __attribute__((format(printf, 3, 4)))
+int
 conf_fail_line(const struct conf_ctx *x, long line, const char *fmt, ...)
 {
 	char what[256];
@@ -118,13 +108,8 @@ conf_fail_line(const struct conf_ctx *x, long line, const char *fmt, ...)
 	return err_set(x->err, ERR_CONF, NULL, "%s: %s", x->path, what);
 }
 
-/* Fail at the line of node (NULL: no line). */
-#define conf_fail(x, node, ...) \
-	conf_fail_line((x), (node) != NULL ? xmlGetLineNo(node) : -1L, \
-	    __VA_ARGS__)
-
 /* Allocation failure; returns -1. */
-static int
+int
 conf_oom(const struct conf_ctx *x)
 {
 	return err_set(x->err, ERR_INTERNAL, NULL, "out of memory");
@@ -151,7 +136,7 @@ conf_space(char c)
 }
 
 /* Trimmed text of element n into *ret (malloc'd); empty is refused. */
-static int
+int
 conf_elem_text(const struct conf_ctx *x, const xmlNode *n, char **ret)
 {
 	const char *s = xml_text(x->a, n);
@@ -165,7 +150,7 @@ conf_elem_text(const struct conf_ctx *x, const xmlNode *n, char **ret)
 
 /* Text of parent's child element `name`: 0 absent (*ret untouched), 1 set,
  * -1 error. */
-static int
+int
 conf_text(const struct conf_ctx *x, const xmlNode *parent, const char *name,
     char **ret)
 {
@@ -177,7 +162,7 @@ conf_text(const struct conf_ctx *x, const xmlNode *parent, const char *name,
 }
 
 /* Attribute `name` of n, trimmed, as a scratch copy; NULL if absent. */
-static const char *
+const char *
 conf_attr_get(const struct conf_ctx *x, const xmlNode *n, const char *name)
 {
 	char *s = xml_attr(x->a, n, NULL, name);
@@ -195,7 +180,7 @@ conf_attr_get(const struct conf_ctx *x, const xmlNode *n, const char *name)
 
 /* Attribute `name` of n, trimmed, into *ret (malloc'd); absent leaves *ret
  * alone.  0 ok, -1 error (empty values are refused). */
-static int
+int
 conf_attr(const struct conf_ctx *x, const xmlNode *n, const char *name,
     char **ret)
 {
@@ -214,7 +199,7 @@ conf_attr(const struct conf_ctx *x, const xmlNode *n, const char *name,
  * 1 set, -1 error.  The schema already checked the lexical form; this checks
  * it again (a leading '+' is valid xs:positiveInteger) and the range.
  */
-static int
+int
 conf_uint(const struct conf_ctx *x, const xmlNode *parent, const char *name,
     unsigned long long min, unsigned long long max, unsigned long long *ret)
 {
@@ -556,229 +541,6 @@ conf_gateway(struct conf_ctx *x, const xmlNode *gw)
 	return conf_limits(x, gw) == -1 ? -1 : conf_retention(x, gw);
 }
 
-/* ebMS3 Core 5.2.2.8: an untyped Service must be a URI (a PartyId need not
- * be, 5.2.2.4); a minimal check: scheme ":" something. */
-static int
-conf_is_uri(const char *s)
-{
-	size_t i = 0;
-
-	if (!isalpha((unsigned char)s[0]))
-		return 0;
-	while (isalnum((unsigned char)s[i]) || s[i] == '+' || s[i] == '-' ||
-	    s[i] == '.')
-		i++;
-	return s[i] == ':' && s[i + 1] != '\0';
-}
-
-/* <from> / <to>: one partyId (+type) and an optional role. */
-static int
-conf_party(const struct conf_ctx *x, const struct pmode_leg *leg,
-    const xmlNode *n, struct conf_party *p)
-{
-	xmlNodePtr id;
-
-	if (n == NULL)
-		return conf_fail_line(x, -1, "pmode \"%s\": from/to missing",
-		    leg->id);
-	id = xml_child(n, CONF_NS, "partyId");
-	if (id == NULL)
-		return conf_fail(x, n, "pmode \"%s\": %s: partyId missing",
-		    leg->id, (const char *)n->name);
-	if (conf_attr(x, n, "role", &p->role) == -1 ||
-	    conf_elem_text(x, id, &p->party_id) == -1 ||
-	    conf_attr(x, id, "type", &p->party_type) == -1)
-		return -1;
-	return 0;
-}
-
-/* Policy attribute `name` of n (absent: keep *ret, the default). */
-static int
-conf_policy(const struct conf_ctx *x, const xmlNode *n, const char *name,
-    enum conf_policy *ret)
-{
-	const char *s = conf_attr_get(x, n, name);
-
-	if (s == NULL)
-		return 0;
-	if (strcmp(s, "required") == 0)
-		*ret = CONF_REQUIRED;
-	else if (strcmp(s, "optional") == 0)
-		*ret = CONF_OPTIONAL;
-	else if (strcmp(s, "never") == 0)
-		*ret = CONF_NEVER;
-	else
-		return conf_fail(x, n, "security/@%s: \"%s\" is not required, "
-		    "optional or never", name, s);
-	return 0;
-}
-
-/* <security> and <receipt> of a leg (defaults set by the caller). */
-static int
-conf_leg_policy(const struct conf_ctx *x, const xmlNode *node,
-    struct pmode_leg *leg)
-{
-	xmlNodePtr n = xml_child(node, CONF_NS, "security");
-	const char *s;
-
-	if (n != NULL && (conf_policy(x, n, "signing", &leg->signing) == -1 ||
-	    conf_policy(x, n, "encryption", &leg->encryption) == -1))
-		return -1;
-	n = xml_child(node, CONF_NS, "receipt");
-	s = n != NULL ? conf_attr_get(x, n, "nonRepudiation") : NULL;
-	if (s == NULL)
-		return 0;
-	if (strcmp(s, "true") == 0 || strcmp(s, "1") == 0)
-		leg->receipt_nrr = 1;
-	else if (strcmp(s, "false") == 0 || strcmp(s, "0") == 0)
-		leg->receipt_nrr = 0;
-	else
-		return conf_fail(x, n, "receipt/@nonRepudiation: \"%s\" is not "
-		    "true or false", s);
-	return 0;
-}
-
-/* <agreement> and <service> of a leg. */
-static int
-conf_leg_collab(const struct conf_ctx *x, const xmlNode *node,
-    struct pmode_leg *leg)
-{
-	xmlNodePtr n = xml_child(node, CONF_NS, "agreement");
-	int r;
-
-	if (n != NULL && (conf_elem_text(x, n, &leg->agreement) == -1 ||
-	    conf_attr(x, n, "type", &leg->agreement_type) == -1))
-		return -1;
-	n = xml_child(node, CONF_NS, "service");
-	if (n == NULL)
-		return conf_fail(x, node, "pmode \"%s\": service missing",
-		    leg->id);
-	if (conf_elem_text(x, n, &leg->service) == -1 ||
-	    conf_attr(x, n, "type", &leg->service_type) == -1)
-		return -1;
-	if (leg->service_type == NULL && !conf_is_uri(leg->service))
-		return conf_fail(x, n, "pmode \"%s\": service \"%s\" has no "
-		    "type and is not a URI (ebMS3 Core 5.2.2.8)", leg->id,
-		    leg->service);
-	r = conf_text(x, node, "action", &leg->action);
-	if (r == 0)
-		return conf_fail(x, node, "pmode \"%s\": action missing",
-		    leg->id);
-	return r == -1 ? -1 : 0;
-}
-
-/* One <pmode> element into leg. */
-static int
-conf_leg(const struct conf_ctx *x, const xmlNode *node, struct pmode_leg *leg)
-{
-	unsigned long long v;
-	int r;
-
-	leg->signing = CONF_REQUIRED;
-	leg->encryption = CONF_OPTIONAL;
-	leg->receipt_nrr = 1;
-	if (conf_attr(x, node, "id", &leg->id) == -1)
-		return -1;
-	if (leg->id == NULL)
-		return conf_fail(x, node, "pmode without id");
-	if (conf_leg_collab(x, node, leg) == -1 ||
-	    conf_party(x, leg, xml_child(node, CONF_NS, "from"),
-	    &leg->from) == -1 ||
-	    conf_party(x, leg, xml_child(node, CONF_NS, "to"),
-	    &leg->to) == -1 ||
-	    conf_leg_policy(x, node, leg) == -1)
-		return -1;
-	r = conf_uint(x, node, "retentionDays", 1, CONF_DAYS_MAX, &v);
-	if (r == -1)
-		return -1;
-	if (r == 1)
-		leg->retention_days = (int)v;
-	if (r == 1 && leg->retention_days < x->c->retry_window_days)
-		return conf_fail(x, xml_child(node, CONF_NS, "retentionDays"),
-		    "pmode \"%s\": retentionDays (%d) is shorter than "
-		    "partnerRetryWindowDays (%d)", leg->id, leg->retention_days,
-		    x->c->retry_window_days);
-	return 0;
-}
-
-/* Every <pmode> of the root into c->legs. */
-static int
-conf_legs(struct conf_ctx *x, const xmlNode *root)
-{
-	size_t n = xml_count(root, CONF_NS, "pmode"), i = 0;
-	xmlNodePtr node;
-
-	if (n == 0)
-		return conf_fail(x, root, "no pmode");
-	x->c->legs = calloc(n, sizeof(*x->c->legs));
-	x->leg_lines = arena_calloc(x->a, n, sizeof(*x->leg_lines));
-	if (x->c->legs == NULL || x->leg_lines == NULL)
-		return conf_oom(x);
-	x->c->n_legs = n;
-	for (node = xml_child(root, CONF_NS, "pmode"); node != NULL && i < n;
-	    node = xml_next(node, CONF_NS, "pmode"), i++) {
-		x->leg_lines[i] = xmlGetLineNo(node);
-		if (conf_leg(x, node, &x->c->legs[i]) == -1)
-			return -1;
-	}
-	return 0;
-}
-
-/* NULL-safe string equality (NULL equals only NULL). */
-static int
-conf_eq(const char *a, const char *b)
-{
-	if (a == NULL || b == NULL)
-		return a == b;
-	return strcmp(a, b) == 0;
-}
-
-/* Could one message's party match both a and b?  (NULL role = any.) */
-static int
-conf_party_overlap(const struct conf_party *a, const struct conf_party *b)
-{
-	return conf_eq(a->party_id, b->party_id) &&
-	    conf_eq(a->party_type, b->party_type) &&
-	    (a->role == NULL || b->role == NULL || conf_eq(a->role, b->role));
-}
-
-/* Could one message match both legs (pmode_match would have to guess)? */
-static int
-conf_legs_overlap(const struct pmode_leg *a, const struct pmode_leg *b)
-{
-	return conf_eq(a->agreement, b->agreement) &&
-	    conf_eq(a->agreement_type, b->agreement_type) &&
-	    conf_party_overlap(&a->from, &b->from) &&
-	    conf_party_overlap(&a->to, &b->to) &&
-	    conf_eq(a->service, b->service) &&
-	    conf_eq(a->service_type, b->service_type) &&
-	    conf_eq(a->action, b->action);
-}
-
-/* Unique leg ids; no two legs a message could both match. */
-static int
-conf_legs_check(const struct conf_ctx *x)
-{
-	const struct pmode_leg *legs = x->c->legs;
-	size_t i, j;
-
-	for (i = 1; i < x->c->n_legs; i++) {
-		for (j = 0; j < i; j++) {
-			if (strcmp(legs[i].id, legs[j].id) == 0)
-				return conf_fail_line(x, x->leg_lines[i],
-				    "duplicate pmode id \"%s\" (first at line "
-				    "%ld)", legs[i].id, x->leg_lines[j]);
-			if (conf_legs_overlap(&legs[i], &legs[j]))
-				return conf_fail_line(x, x->leg_lines[i],
-				    "pmode \"%s\" is ambiguous: a message "
-				    "could match it and pmode \"%s\" "
-				    "(line %ld)",
-				    legs[i].id, legs[j].id, x->leg_lines[j]);
-		}
-	}
-	return 0;
-}
-
 /* A file the gateway will read at start-up: must open and be regular. */
 static int
 conf_file_ok(const struct conf_ctx *x, long line, const char *what,
@@ -980,7 +742,7 @@ conf_load(const char *path, struct conf **ret, struct err *err)
 	root = xmlDocGetRootElement(doc);
 	if (conf_validate(&x, root) == -1 ||
 	    conf_gateway(&x, xml_child(root, CONF_NS, "gateway")) == -1 ||
-	    conf_legs(&x, root) == -1 || conf_legs_check(&x) == -1 ||
+	    conf_leg_parse(&x, root) == -1 || conf_leg_check(&x) == -1 ||
 	    conf_files_check(&x) == -1)
 		goto out;
 	*ret = x.c;
@@ -994,15 +756,6 @@ out:
 	return rc;
 }
 
-/* Free the strings of a party (not the struct). */
-static void
-conf_party_free(struct conf_party *p)
-{
-	free(p->party_id);
-	free(p->party_type);
-	free(p->role);
-}
-
 /* Free c and everything it owns; accepts NULL. */
 void
 conf_free(struct conf *c)
@@ -1011,18 +764,8 @@ conf_free(struct conf *c)
 
 	if (c == NULL)
 		return;
-	for (i = 0; c->legs != NULL && i < c->n_legs; i++) {
-		struct pmode_leg *l = &c->legs[i];
-
-		free(l->id);
-		free(l->agreement);
-		free(l->agreement_type);
-		conf_party_free(&l->from);
-		conf_party_free(&l->to);
-		free(l->service);
-		free(l->service_type);
-		free(l->action);
-	}
+	for (i = 0; c->legs != NULL && i < c->n_legs; i++)
+		conf_leg_free(&c->legs[i]);
 	free(c->legs);
 	free(c->path);
 	free(c->listen_host);

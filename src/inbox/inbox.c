@@ -134,6 +134,10 @@ inbox_accept(struct store *s, struct arena *a,
 	struct store_message m;
 	struct store_result res;
 
+	/* no connection (never opened, or lost at start-up): the database is
+	 * unavailable, which the partner sees as 503 and retries later */
+	if (s == NULL)
+		return err_set(err, ERR_STORE, NULL, "no store connection");
 	memset(&m, 0, sizeof(m));
 	m.receipt = receipt;
 	m.receipt_len = receipt_len;

@@ -13,6 +13,7 @@
 /*
  * Hash the content, map um to a store_message and run store_accept().
  * DRIFT is reported as ERR_EBMS EBMS:0004 (ret->outcome still STORE_DRIFT).
+ * s NULL (no connection) is ERR_STORE, like any other database failure.
  */
 int inbox_accept(struct store *s, struct arena *a,
     const struct ebms_user_message *um, const struct pmode_leg *leg,

@@ -1,0 +1,85 @@
+/*
+ * conf_int — internals shared by the files of the conf module only
+ * (conf.c: the load and the gateway settings; conf_leg.c: the P-Mode legs
+ * and the cross-leg checks).  Only the .c files of src/conf/ include this
+ * header; the contract for everyone else is conf.h, which this does not
+ * change.
+ *
+ * Strings handed out by the helpers below are malloc'd into fields of the
+ * struct conf being built (owned by it, freed by conf_free()); scratch
+ * copies come from conf_ctx.a and die with the load.
+ */
+#ifndef AS4GW_CONF_INT_H
+#define AS4GW_CONF_INT_H
+
+#include <libxml/tree.h>
+
+#include "conf.h"
+#include "../util/arena.h"
+#include "../util/err.h"
+
+#define CONF_NS "urn:as4gw:config:1"
+#define CONF_DAYS_MAX 36500ULL
+
+/* State of one conf_load(): where messages point and what is being built. */
+struct conf_ctx {
+	const char *path;     /* the file, as given */
+	char *dir;            /* its directory and '/', or NULL (cwd) */
+	struct arena *a;      /* scratch: text and attribute copies */
+	struct conf *c;
+	struct err *err;
+	long *leg_lines;      /* line of each <pmode>, for cross-leg messages */
+	long line_sign_cert, line_sign_key, line_tls_cert, line_tls_key;
+};
+
+/* conf.c: helpers for reading the configuration document. */
+
+/* Record "FILE:LINE: what" (or "FILE: what" when line <= 0) as ERR_CONF;
+ * returns -1. */
+int conf_fail_line(const struct conf_ctx *x, long line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Fail at the line of node (NULL: no line). */
+#define conf_fail(x, node, ...) \
+	conf_fail_line((x), (node) != NULL ? xmlGetLineNo(node) : -1L, \
+	    __VA_ARGS__)
+
+/* Allocation failure; returns -1. */
+int conf_oom(const struct conf_ctx *x);
+
+/* Trimmed text of element n into *ret (malloc'd); empty is refused. */
+int conf_elem_text(const struct conf_ctx *x, const xmlNode *n, char **ret);
+
+/* Text of parent's child element `name`: 0 absent (*ret untouched), 1 set,
+ * -1 error. */
+int conf_text(const struct conf_ctx *x, const xmlNode *parent,
+    const char *name, char **ret);
+
+/* Attribute `name` of n, trimmed, as a scratch copy; NULL if absent. */
+const char *conf_attr_get(const struct conf_ctx *x, const xmlNode *n,
+    const char *name);
+
+/* Attribute `name` of n, trimmed, into *ret (malloc'd); absent leaves *ret
+ * alone.  0 ok, -1 error (empty values are refused). */
+int conf_attr(const struct conf_ctx *x, const xmlNode *n, const char *name,
+    char **ret);
+
+/* Decimal text of parent's child `name` in [min, max] into *ret: 0 absent,
+ * 1 set, -1 error. */
+int conf_uint(const struct conf_ctx *x, const xmlNode *parent,
+    const char *name, unsigned long long min, unsigned long long max,
+    unsigned long long *ret);
+
+/* conf_leg.c: P-Mode legs. */
+
+/* Every <pmode> of root into x->c->legs (and their lines into
+ * x->leg_lines); at least one is required. */
+int conf_leg_parse(struct conf_ctx *x, const xmlNode *root);
+
+/* Unique leg ids; no two legs a message could both match. */
+int conf_leg_check(const struct conf_ctx *x);
+
+/* Free the strings of leg (not the struct); accepts NULL. */
+void conf_leg_free(struct pmode_leg *leg);
+
+#endif

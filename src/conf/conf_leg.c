@@ -1,0 +1,265 @@
+/*
+ * conf_leg — the P-Mode legs of the configuration: each <pmode> read into a
+ * struct pmode_leg (collaboration info, parties, security and receipt
+ * policy, retention), then the checks across legs that the schema cannot
+ * express: unique ids, and no two legs one message could match (pmode_match
+ * would have to guess).  conf.c drives the load; see conf_int.h.
+ */
+#include "conf_int.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../xml/xml.h"
+
+/* ebMS3 Core 5.2.2.8: an untyped Service must be a URI (a PartyId need not
+ * be, 5.2.2.4); a minimal check: scheme ":" something. */
+static int
+conf_leg_is_uri(const char *s)
+{
+	size_t i = 0;
+
+	if (!isalpha((unsigned char)s[0]))
+		return 0;
+	while (isalnum((unsigned char)s[i]) || s[i] == '+' || s[i] == '-' ||
+	    s[i] == '.')
+		i++;
+	return s[i] == ':' && s[i + 1] != '\0';
+}
+
+/* <from> / <to>: one partyId (+type) and an optional role. */
+static int
+conf_leg_party(const struct conf_ctx *x, const struct pmode_leg *leg,
+    const xmlNode *n, struct conf_party *p)
+{
+	xmlNodePtr id;
+
+	if (n == NULL)
+		return conf_fail_line(x, -1, "pmode \"%s\": from/to missing",
+		    leg->id);
+	id = xml_child(n, CONF_NS, "partyId");
+	if (id == NULL)
+		return conf_fail(x, n, "pmode \"%s\": %s: partyId missing",
+		    leg->id, (const char *)n->name);
+	if (conf_attr(x, n, "role", &p->role) == -1 ||
+	    conf_elem_text(x, id, &p->party_id) == -1 ||
+	    conf_attr(x, id, "type", &p->party_type) == -1)
+		return -1;
+	return 0;
+}
+
+/* Policy attribute `name` of n (absent: keep *ret, the default). */
+static int
+conf_leg_policy_attr(const struct conf_ctx *x, const xmlNode *n,
+    const char *name, enum conf_policy *ret)
+{
+	const char *s = conf_attr_get(x, n, name);
+
+	if (s == NULL)
+		return 0;
+	if (strcmp(s, "required") == 0)
+		*ret = CONF_REQUIRED;
+	else if (strcmp(s, "optional") == 0)
+		*ret = CONF_OPTIONAL;
+	else if (strcmp(s, "never") == 0)
+		*ret = CONF_NEVER;
+	else
+		return conf_fail(x, n, "security/@%s: \"%s\" is not required, "
+		    "optional or never", name, s);
+	return 0;
+}
+
+/* <security> and <receipt> of a leg (defaults set by the caller). */
+static int
+conf_leg_policy(const struct conf_ctx *x, const xmlNode *node,
+    struct pmode_leg *leg)
+{
+	xmlNodePtr n = xml_child(node, CONF_NS, "security");
+	const char *s;
+
+	if (n != NULL &&
+	    (conf_leg_policy_attr(x, n, "signing", &leg->signing) == -1 ||
+	    conf_leg_policy_attr(x, n, "encryption", &leg->encryption) == -1))
+		return -1;
+	n = xml_child(node, CONF_NS, "receipt");
+	s = n != NULL ? conf_attr_get(x, n, "nonRepudiation") : NULL;
+	if (s == NULL)
+		return 0;
+	if (strcmp(s, "true") == 0 || strcmp(s, "1") == 0)
+		leg->receipt_nrr = 1;
+	else if (strcmp(s, "false") == 0 || strcmp(s, "0") == 0)
+		leg->receipt_nrr = 0;
+	else
+		return conf_fail(x, n, "receipt/@nonRepudiation: \"%s\" is not "
+		    "true or false", s);
+	return 0;
+}
+
+/* <agreement> and <service> of a leg. */
+static int
+conf_leg_collab(const struct conf_ctx *x, const xmlNode *node,
+    struct pmode_leg *leg)
+{
+	xmlNodePtr n = xml_child(node, CONF_NS, "agreement");
+	int r;
+
+	if (n != NULL && (conf_elem_text(x, n, &leg->agreement) == -1 ||
+	    conf_attr(x, n, "type", &leg->agreement_type) == -1))
+		return -1;
+	n = xml_child(node, CONF_NS, "service");
+	if (n == NULL)
+		return conf_fail(x, node, "pmode \"%s\": service missing",
+		    leg->id);
+	if (conf_elem_text(x, n, &leg->service) == -1 ||
+	    conf_attr(x, n, "type", &leg->service_type) == -1)
+		return -1;
+	if (leg->service_type == NULL && !conf_leg_is_uri(leg->service))
+		return conf_fail(x, n, "pmode \"%s\": service \"%s\" has no "
+		    "type and is not a URI (ebMS3 Core 5.2.2.8)", leg->id,
+		    leg->service);
+	r = conf_text(x, node, "action", &leg->action);
+	if (r == 0)
+		return conf_fail(x, node, "pmode \"%s\": action missing",
+		    leg->id);
+	return r == -1 ? -1 : 0;
+}
+
+/* One <pmode> element into leg. */
+static int
+conf_leg_one(const struct conf_ctx *x, const xmlNode *node,
+    struct pmode_leg *leg)
+{
+	unsigned long long v;
+	int r;
+
+	leg->signing = CONF_REQUIRED;
+	leg->encryption = CONF_OPTIONAL;
+	leg->receipt_nrr = 1;
+	if (conf_attr(x, node, "id", &leg->id) == -1)
+		return -1;
+	if (leg->id == NULL)
+		return conf_fail(x, node, "pmode without id");
+	if (conf_leg_collab(x, node, leg) == -1 ||
+	    conf_leg_party(x, leg, xml_child(node, CONF_NS, "from"),
+	    &leg->from) == -1 ||
+	    conf_leg_party(x, leg, xml_child(node, CONF_NS, "to"),
+	    &leg->to) == -1 ||
+	    conf_leg_policy(x, node, leg) == -1)
+		return -1;
+	r = conf_uint(x, node, "retentionDays", 1, CONF_DAYS_MAX, &v);
+	if (r == -1)
+		return -1;
+	if (r == 1)
+		leg->retention_days = (int)v;
+	if (r == 1 && leg->retention_days < x->c->retry_window_days)
+		return conf_fail(x, xml_child(node, CONF_NS, "retentionDays"),
+		    "pmode \"%s\": retentionDays (%d) is shorter than "
+		    "partnerRetryWindowDays (%d)", leg->id, leg->retention_days,
+		    x->c->retry_window_days);
+	return 0;
+}
+
+/* Every <pmode> of the root into c->legs. */
+int
+conf_leg_parse(struct conf_ctx *x, const xmlNode *root)
+{
+	size_t n = xml_count(root, CONF_NS, "pmode"), i = 0;
+	xmlNodePtr node;
+
+	if (n == 0)
+		return conf_fail(x, root, "no pmode");
+	x->c->legs = calloc(n, sizeof(*x->c->legs));
+	x->leg_lines = arena_calloc(x->a, n, sizeof(*x->leg_lines));
+	if (x->c->legs == NULL || x->leg_lines == NULL)
+		return conf_oom(x);
+	x->c->n_legs = n;
+	for (node = xml_child(root, CONF_NS, "pmode"); node != NULL && i < n;
+	    node = xml_next(node, CONF_NS, "pmode"), i++) {
+		x->leg_lines[i] = xmlGetLineNo(node);
+		if (conf_leg_one(x, node, &x->c->legs[i]) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* NULL-safe string equality (NULL equals only NULL). */
+static int
+conf_leg_eq(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* Could one message's party match both a and b?  (NULL role = any.) */
+static int
+conf_leg_party_overlap(const struct conf_party *a, const struct conf_party *b)
+{
+	return conf_leg_eq(a->party_id, b->party_id) &&
+	    conf_leg_eq(a->party_type, b->party_type) &&
+	    (a->role == NULL || b->role == NULL ||
+	    conf_leg_eq(a->role, b->role));
+}
+
+/* Could one message match both legs (pmode_match would have to guess)? */
+static int
+conf_leg_overlap(const struct pmode_leg *a, const struct pmode_leg *b)
+{
+	return conf_leg_eq(a->agreement, b->agreement) &&
+	    conf_leg_eq(a->agreement_type, b->agreement_type) &&
+	    conf_leg_party_overlap(&a->from, &b->from) &&
+	    conf_leg_party_overlap(&a->to, &b->to) &&
+	    conf_leg_eq(a->service, b->service) &&
+	    conf_leg_eq(a->service_type, b->service_type) &&
+	    conf_leg_eq(a->action, b->action);
+}
+
+/* Unique leg ids; no two legs a message could both match. */
+int
+conf_leg_check(const struct conf_ctx *x)
+{
+	const struct pmode_leg *legs = x->c->legs;
+	size_t i, j;
+
+	for (i = 1; i < x->c->n_legs; i++) {
+		for (j = 0; j < i; j++) {
+			if (strcmp(legs[i].id, legs[j].id) == 0)
+				return conf_fail_line(x, x->leg_lines[i],
+				    "duplicate pmode id \"%s\" (first at line "
+				    "%ld)", legs[i].id, x->leg_lines[j]);
+			if (conf_leg_overlap(&legs[i], &legs[j]))
+				return conf_fail_line(x, x->leg_lines[i],
+				    "pmode \"%s\" is ambiguous: a message "
+				    "could match it and pmode \"%s\" "
+				    "(line %ld)",
+				    legs[i].id, legs[j].id, x->leg_lines[j]);
+		}
+	}
+	return 0;
+}
+
+/* Free the strings of a party (not the struct). */
+static void
+conf_leg_party_free(struct conf_party *p)
+{
+	free(p->party_id);
+	free(p->party_type);
+	free(p->role);
+}
+
+/* Free the strings of leg (not the struct); accepts NULL. */
+void
+conf_leg_free(struct pmode_leg *leg)
+{
+	if (leg == NULL)
+		return;
+	free(leg->id);
+	free(leg->agreement);
+	free(leg->agreement_type);
+	conf_leg_party_free(&leg->from);
+	conf_leg_party_free(&leg->to);
+	free(leg->service);
+	free(leg->service_type);
+	free(leg->action);
+}
