@@ -177,7 +177,8 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 		err_set(&ans->err, ERR_STORE, NULL, "store not connected");
 		goto out;
 	}
-	if (receipt_build(a, gw->key, um, &receipt, NULL, &ans->err) == -1)
+	if (receipt_build(a, gw->key, um, NULL, 0, &receipt, NULL,
+	    &ans->err) == -1)
 		goto out;
 	if (inbox_accept(s, a, um, leg, req->peer,
 	    (const unsigned char *)receipt.data, receipt.len, &res,

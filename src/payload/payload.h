@@ -1,7 +1,7 @@
 /*
- * payload — what is done with payload bytes once they are final: the content
- * hash that tells a legitimate retry from drift.  (Decompression with caps
- * joins in issue 3.)
+ * payload — what is done with payload bytes once they are final: gzip
+ * decompression under caps (AS4 profile 3.1) and the content hash that tells
+ * a legitimate retry from drift.
  */
 #ifndef AS4GW_PAYLOAD_H
 #define AS4GW_PAYLOAD_H
@@ -35,5 +35,42 @@
  */
 int payload_content_hash(const struct ebms_user_message *um,
     unsigned char out[CODEC_SHA256_LEN]);
+
+/*
+ * Caps on decompression (NEGATIVE-CASES 53: a gzip bomb must stop early with
+ * bounded memory).  A field set to 0 means "no limit" for that field.
+ */
+struct payload_limits {
+	size_t max_decompressed_bytes; /* per part; default 256 MiB */
+	unsigned max_ratio;            /* output/input, checked once a part's
+	                                  output passes 1 MiB; default 1000 */
+	size_t max_total_bytes;        /* all parts of one message; default 1 GiB */
+};
+
+/* Fill lim with the defaults named above. */
+void payload_limits_default(struct payload_limits *lim);
+
+/*
+ * Decompress every part whose PartProperties carry a CompressionType (AS4
+ * profile 3.1; eDelivery AS4 1.15, 1.4.3.1), after decryption.  Only
+ * "application/gzip" is known; the part must be a MIME attachment and carry
+ * a MimeType property, the media type of the original payload.  The data is
+ * RFC 1952 gzip, one member or several concatenated; it is inflated with
+ * zlib (gzip wrapper only, CRC-32 and ISIZE checked) under the caps of lim
+ * (NULL = payload_limits_default).  On success each such part's data/len is
+ * replaced by the decompressed bytes (arena-owned, exactly sized: a first
+ * pass measures under the caps, a second fills the allocation) and its
+ * media_type becomes the MimeType value.  Parts without CompressionType (or
+ * with an empty one) are left as they are.
+ *  - CompressionType other than application/gzip  -> EBMS:0303
+ *  - compressed payload in the SOAP Body           -> EBMS:0003
+ *  - no (or an empty) MimeType property            -> EBMS:0003
+ *  - empty data, not gzip, corrupt deflate data, bad CRC-32 or length,
+ *    truncated, trailing bytes after the last member, a size or ratio cap
+ *    exceeded, the arena budget exhausted          -> EBMS:0303
+ * On failure no part of um is changed.
+ */
+int payload_decompress(struct arena *a, struct ebms_user_message *um,
+    const struct payload_limits *lim, struct err *err);
 
 #endif

@@ -1,6 +1,8 @@
 /*
  * receipt.c — the gateway's signed answers: the AS4 Receipt (AS4 profile
- * 5.1.8, reception awareness: a copy of the eb:UserMessage) and the eb:Error
+ * 5.1.8: non-repudiation of receipt with the verified ds:References of a
+ * signed message, else reception awareness with a copy of the
+ * eb:UserMessage) and the eb:Error
  * signal (ebMS3 Core 6.2, 6.3).  Both are SOAP 1.2 envelopes shaped like the
  * Receipt Domibus 5 sends: eb:Messaging (mustUnderstand) with one
  * eb:SignalMessage, an empty Body, both signed by wss_sign_envelope().
@@ -187,36 +189,103 @@ out:
 	return rc;
 }
 
+/* AS4 profile 5.1.8 (a): eb:Receipt holds a copy of the eb:UserMessage
+ * structure; xmlDocCopyNode declares on the copy every namespace it uses. */
+static int
+receipt_awareness(struct receipt_doc *rd, xmlNodePtr receipt,
+    const struct ebms_user_message *um, struct err *err)
+{
+	xmlNodePtr copy = xmlDocCopyNode(um->node, rd->doc, 1);
+
+	if (copy == NULL || xmlAddChild(receipt, copy) == NULL) {
+		xmlFreeNode(copy);
+		return err_set(err, ERR_INTERNAL, NULL, "could not copy "
+		    "UserMessage");
+	}
+	return 0;
+}
+
+/*
+ * AS4 profile 5.1.8 (b), Appendix A.3: the content of eb:Receipt is one
+ * ebbp:NonRepudiationInformation with one ebbp:MessagePartNRInformation per
+ * verified reference, in order, each holding an exact deep copy of the
+ * ds:Reference (Transforms, DigestMethod, DigestValue, whitespace).  The
+ * copy is made for our document with the namespaces it uses declared on
+ * it (xmlDocCopyNode looks them up in the source tree), so it does not
+ * depend on the sender's ancestors.
+ */
+static int
+receipt_nrr(struct receipt_doc *rd, xmlNodePtr receipt,
+    xmlNodePtr const *refs, size_t n, struct err *err)
+{
+	xmlNodePtr nri, part, copy;
+	xmlNsPtr ebbp;
+	size_t i;
+
+	ebbp = xmlNewNs(receipt, (const xmlChar *)NS_EBBP,
+	    (const xmlChar *)"ebbp");
+	nri = ebbp != NULL ? xmlNewChild(receipt, ebbp,
+	    (const xmlChar *)"NonRepudiationInformation", NULL) : NULL;
+	if (nri == NULL)
+		return err_set(err, ERR_INTERNAL, NULL, "could not build "
+		    "NonRepudiationInformation");
+	for (i = 0; i < n; i++) {
+		part = xmlNewChild(nri, ebbp,
+		    (const xmlChar *)"MessagePartNRInformation", NULL);
+		copy = part != NULL ? xmlDocCopyNode(refs[i], rd->doc, 1) :
+		    NULL;
+		if (copy == NULL || xmlAddChild(part, copy) == NULL) {
+			xmlFreeNode(copy);
+			return err_set(err, ERR_INTERNAL, NULL, "could not copy "
+			    "ds:Reference %zu", i + 1);
+		}
+	}
+	return 0;
+}
+
+/* Are the NRR references usable: present when counted, each a ds:Reference? */
+static int
+receipt_refs_ok(xmlNodePtr const *refs, size_t n)
+{
+	size_t i;
+
+	if (n > 0 && refs == NULL)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!xml_is(refs[i], NS_DS, "Reference"))
+			return 0;
+	return 1;
+}
+
 /* Build and sign the Receipt for um; see receipt.h. */
 int
 receipt_build(struct arena *a, const struct wss_key *key,
-    const struct ebms_user_message *um, struct buf *out,
-    const char **ret_message_id, struct err *err)
+    const struct ebms_user_message *um, xmlNodePtr const *nrr_refs,
+    size_t n_nrr_refs, struct buf *out, const char **ret_message_id,
+    struct err *err)
 {
 	struct receipt_doc rd;
-	xmlNodePtr receipt, copy;
+	xmlNodePtr receipt;
 	int rc = -1;
 
 	if (um == NULL || !receipt_id_ok(um->message_id) ||
-	    !xml_is(um->node, NS_EB, "UserMessage")) {
+	    !xml_is(um->node, NS_EB, "UserMessage") ||
+	    !receipt_refs_ok(nrr_refs, n_nrr_refs)) {
 		err_set(err, ERR_INTERNAL, NULL, "cannot build receipt: no "
-		    "usable eb:UserMessage");
+		    "usable eb:UserMessage or ds:Reference");
 		goto out;
 	}
 	if (receipt_start(a, um->message_id, &rd, err) < 0)
 		goto out;
-	/* AS4 profile 5.1.8 (a): a copy of the eb:UserMessage structure;
-	 * xmlDocCopyNode declares on the copy every namespace it uses. */
 	receipt = xmlNewChild(rd.signal, rd.eb, (const xmlChar *)"Receipt",
 	    NULL);
-	copy = xmlDocCopyNode(um->node, rd.doc, 1);
-	if (receipt == NULL || copy == NULL || xmlAddChild(receipt, copy) ==
-	    NULL) {
-		xmlFreeNode(copy);
-		err_set(err, ERR_INTERNAL, NULL, "could not copy UserMessage");
+	if (receipt == NULL) {
+		err_set(err, ERR_INTERNAL, NULL, "could not build receipt");
 		goto out;
 	}
-	if (receipt_finish(&rd, key, out, err) < 0)
+	if ((n_nrr_refs > 0 ? receipt_nrr(&rd, receipt, nrr_refs, n_nrr_refs,
+	    err) : receipt_awareness(&rd, receipt, um, err)) < 0 ||
+	    receipt_finish(&rd, key, out, err) < 0)
 		goto out;
 	if (ret_message_id != NULL)
 		*ret_message_id = rd.message_id;

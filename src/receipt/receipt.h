@@ -6,6 +6,10 @@
 #ifndef AS4GW_RECEIPT_H
 #define AS4GW_RECEIPT_H
 
+#include <stddef.h>
+
+#include <libxml/tree.h>
+
 #include "../ebms/ebms.h"
 #include "../util/arena.h"
 #include "../util/buf.h"
@@ -15,14 +19,23 @@
 /*
  * Build and sign the Receipt for um: eb:SignalMessage with a new MessageId
  * ("<uuid>@as4gw"), Timestamp now, RefToMessageId = um's MessageId, and
- * eb:Receipt containing a copy of the eb:UserMessage element (reception
- * awareness; the NRR form with ebbp:NonRepudiationInformation comes with
- * signature verification in issue 3).  The serialised envelope is appended to
- * out; ret_message_id (arena, may be NULL) receives the Receipt's MessageId.
+ * eb:Receipt holding
+ *  - when n_nrr_refs > 0 (a signed message; AS4 profile 5.1.8 (b), NRR):
+ *    ebbp:NonRepudiationInformation with one ebbp:MessagePartNRInformation
+ *    per element of nrr_refs, in that order, each an exact deep copy of the
+ *    ds:Reference (from the verified SignedInfo; the caller's nodes are only
+ *    read, never kept), made self-contained in namespaces;
+ *  - else (AS4 profile 5.1.8 (a), reception awareness): a copy of the
+ *    eb:UserMessage element.
+ * nrr_refs may be NULL when n_nrr_refs is 0; every element must be a
+ * ds:Reference (else ERR_INTERNAL: a programmer error).  The serialised
+ * envelope is appended to out; ret_message_id (arena, may be NULL) receives
+ * the Receipt's MessageId.
  */
 int receipt_build(struct arena *a, const struct wss_key *key,
-    const struct ebms_user_message *um, struct buf *out,
-    const char **ret_message_id, struct err *err);
+    const struct ebms_user_message *um, xmlNodePtr const *nrr_refs,
+    size_t n_nrr_refs, struct buf *out, const char **ret_message_id,
+    struct err *err);
 
 /*
  * Build and sign an eb:Error signal for a refused message: code (e.g.

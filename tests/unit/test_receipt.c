@@ -1,7 +1,8 @@
 /*
  * Unit tests for src/receipt: the signed AS4 Receipt (copy of the
- * eb:UserMessage, RefToMessageId) and the signed eb:Error signal (code,
- * severity, category, references, escaped description).  The UserMessage is
+ * eb:UserMessage, or NRR with copies of the ds:References; RefToMessageId)
+ * and the signed eb:Error signal (code, severity, category, references,
+ * escaped description).  The UserMessage is
  * built by hand from a parsed document, independent of ebms_parse; keys come
  * from certs/gen-dev-pki.sh run into a temporary directory.
  */
@@ -16,7 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <libxml/c14n.h>
 #include <libxml/tree.h>
+#include <libxml/xmlIO.h>
 #include <libxml/xmlschemas.h>
 
 #include "testutil.h"
@@ -38,6 +41,7 @@ static struct {
 	struct wss_key *key;
 	struct wss_cert *cert;
 	void *schema;          /* ebMS3 header schema */
+	void *ebbp;            /* ebBP signals schema */
 } fx;
 
 /* A received UserMessage; its namespaces are declared on the Envelope only,
@@ -80,7 +84,8 @@ group_setup(void **state)
 	(void)snprintf(k, sizeof(k), "%s/gateway.key", fx.dir);
 	if (wss_key_load(c, k, &fx.key, &err) < 0 ||
 	    wss_cert_load(c, &fx.cert, &err) < 0 ||
-	    xml_schema_load("ebms-header-3_0-200704.xsd", &fx.schema, &err) < 0)
+	    xml_schema_load("ebms-header-3_0-200704.xsd", &fx.schema, &err) < 0 ||
+	    xml_schema_load("ebbp-signals-2.0.4.xsd", &fx.ebbp, &err) < 0)
 		return -1;
 	return 0;
 }
@@ -96,6 +101,7 @@ group_teardown(void **state)
 	wss_key_free(fx.key);
 	wss_cert_free(fx.cert);
 	xmlSchemaFree(fx.schema);
+	xmlSchemaFree(fx.ebbp);
 	for (i = 0; i < sizeof(pki_files) / sizeof(pki_files[0]); i++) {
 		(void)snprintf(p, sizeof(p), "%s/%s", fx.dir, pki_files[i]);
 		(void)unlink(p);
@@ -195,7 +201,8 @@ test_receipt(void **state)
 	(void)state;
 	err_clear(&err);
 	user_message(a, &um);
-	assert_int_equal(receipt_build(a, fx.key, &um, &out, &mid, &err), 0);
+	assert_int_equal(receipt_build(a, fx.key, &um, NULL, 0, &out, &mid,
+	    &err), 0);
 	doc = check_signal(a, &out);
 	assert_string_equal(info_text(a, doc, "MessageId"), mid);
 	assert_string_equal(info_text(a, doc, "RefToMessageId"),
@@ -231,12 +238,14 @@ test_receipt_appends_and_limits(void **state)
 	err_clear(&err);
 	user_message(a, &um);
 	assert_int_equal(buf_puts(&out, "X"), 0);
-	assert_int_equal(receipt_build(a, fx.key, &um, &out, NULL, &err), 0);
+	assert_int_equal(receipt_build(a, fx.key, &um, NULL, 0, &out, NULL,
+	    &err), 0);
 	assert_int_equal(out.data[0], 'X');
 	assert_true(strncmp(out.data + 1, "<?xml", 5) == 0);
 	buf_free(&out);
 	out.limit = 100;
-	assert_int_equal(receipt_build(a, fx.key, &um, &out, NULL, &err), -1);
+	assert_int_equal(receipt_build(a, fx.key, &um, NULL, 0, &out, NULL,
+	    &err), -1);
 	assert_int_equal(err.kind, ERR_INTERNAL);
 	assert_int_equal(out.len, 0);
 	buf_free(&out);
@@ -255,19 +264,22 @@ test_receipt_refusals(void **state)
 	(void)state;
 	user_message(a, &um);
 	err_clear(&err);
-	assert_int_equal(receipt_build(a, fx.key, NULL, &out, NULL, &err), -1);
+	assert_int_equal(receipt_build(a, fx.key, NULL, NULL, 0, &out, NULL,
+	    &err), -1);
 	assert_int_equal(err.kind, ERR_INTERNAL);
 	um.message_id = "with space";
 	err_clear(&err);
-	assert_int_equal(receipt_build(a, fx.key, &um, &out, NULL, &err), -1);
+	assert_int_equal(receipt_build(a, fx.key, &um, NULL, 0, &out, NULL,
+	    &err), -1);
 	um.message_id = "um-1@sender.example";
 	um.node = um.messaging;            /* not an eb:UserMessage */
 	err_clear(&err);
-	assert_int_equal(receipt_build(a, fx.key, &um, &out, NULL, &err), -1);
+	assert_int_equal(receipt_build(a, fx.key, &um, NULL, 0, &out, NULL,
+	    &err), -1);
 	um.node = xml_child(um.messaging, NS_EB, "UserMessage");
 	err_clear(&err);                   /* arena budget exhausted */
-	assert_int_equal(receipt_build(tiny, fx.key, &um, &out, NULL, &err),
-	    -1);
+	assert_int_equal(receipt_build(tiny, fx.key, &um, NULL, 0, &out,
+	    NULL, &err), -1);
 	assert_int_equal(err.kind, ERR_INTERNAL);
 	assert_int_equal(out.len, 0);
 	buf_free(&out);
@@ -413,6 +425,266 @@ test_error_description_cut(void **state)
 	arena_free(a);
 }
 
+/* ---- non-repudiation of receipt (AS4 profile 5.1.8 (b)) */
+
+#define SHM_ENV "corpus/extracted/thomsonreuters_eessi-as4.net/source/" \
+	"Eu.EDelivery.AS4.ComponentTests/Resources/signed_holodeck_message.as4/" \
+	"envelope.xml"
+#define BDI_DIR "corpus/messages/Basic-Data-Infrastructure_BDI-event-" \
+	"choreography-Edelivery/README.md.reconstructed/"
+#define NRR_MAX 8
+
+/* A SignedInfo whose References use a default namespace and indentation:
+ * the copies must bring the default namespace and keep the whitespace. */
+static const char default_ns_signed_info[] =
+    "<S12:Envelope xmlns:S12=\"" NS_SOAP12 "\"><S12:Header>"
+    "<wsse:Security xmlns:wsse=\"" NS_WSSE "\">"
+    "<Signature xmlns=\"" NS_DS "\"><SignedInfo>\n"
+    "  <Reference URI=\"#body\" Id=\"ref-1\">\n"
+    "    <Transforms><Transform Algorithm=\"http://www.w3.org/2001/10/"
+    "xml-exc-c14n#\"><ec:InclusiveNamespaces xmlns:ec=\"http://www.w3.org/"
+    "2001/10/xml-exc-c14n#\" PrefixList=\"S12 wsse\"/></Transform>"
+    "</Transforms>\n"
+    "    <DigestMethod Algorithm=\"http://www.w3.org/2001/04/xmlenc#"
+    "sha512\"/>\n"
+    "    <DigestValue>AAAA</DigestValue>\n  </Reference>\n"
+    "  <Reference URI=\"cid:a@b\"><Transforms><Transform Algorithm=\""
+    "http://docs.oasis-open.org/wss/oasis-wss-SwAProfile-1.1#Attachment-"
+    "Content-Signature-Transform\"/></Transforms><DigestMethod Algorithm="
+    "\"http://www.w3.org/2001/04/xmlenc#sha256\"/><DigestValue>BBBB"
+    "</DigestValue></Reference>\n"
+    "</SignedInfo></Signature></wsse:Security></S12:Header><S12:Body/>"
+    "</S12:Envelope>";
+
+/* The ds:Reference children of the first ds:SignedInfo in the document
+ * (depth-first); returns how many were stored in refs. */
+static size_t
+signed_info_refs(xmlNodePtr n, xmlNodePtr *refs, size_t max)
+{
+	xmlNodePtr c, r;
+	size_t k = 0;
+
+	if (xml_is(n, NS_DS, "SignedInfo")) {
+		for (r = xml_child(n, NS_DS, "Reference"); r != NULL && k < max;
+		    r = xml_next(r, NS_DS, "Reference"))
+			refs[k++] = r;
+		return k;
+	}
+	for (c = xml_child(n, NULL, NULL); c != NULL && k == 0;
+	    c = xml_next(c, NULL, NULL))
+		k = signed_info_refs(c, refs, max);
+	return k;
+}
+
+/* xmlC14NIsVisibleCallback: nodes inside the subtree rooted at root. */
+static int
+in_subtree(void *root, xmlNodePtr node, xmlNodePtr parent)
+{
+	xmlNodePtr n = node != NULL && node->type != XML_NAMESPACE_DECL ?
+	    node : parent;
+
+	for (; n != NULL; n = n->parent)
+		if (n == root)
+			return 1;
+	return 0;
+}
+
+/* Exclusive c14n of the subtree at node, in its own document (malloc). */
+static char *
+exc_c14n(xmlNodePtr node)
+{
+	xmlOutputBufferPtr ob = xmlAllocOutputBuffer(NULL);
+	char *s;
+
+	assert_non_null(ob);
+	assert_true(xmlC14NExecute(node->doc, in_subtree, node,
+	    XML_C14N_EXCLUSIVE_1_0, NULL, 0, ob) >= 0);
+	s = strndup((const char *)xmlOutputBufferGetContent(ob),
+	    xmlOutputBufferGetSize(ob));
+	assert_non_null(s);
+	/* the subtree and nothing else: "<prefix:Reference ... </...>" */
+	assert_true(s[0] == '<' && strstr(s, "Reference") != NULL);
+	assert_true(strcmp(s + strlen(s) - strlen("Reference>"),
+	    "Reference>") == 0 || strcmp(s + strlen(s) -
+	    strlen("MessagePartNRInformation>"), "MessagePartNRInformation>") ==
+	    0);
+	(void)xmlOutputBufferClose(ob);
+	return s;
+}
+
+/* The NRR receipt's eb:Receipt holds exactly one NonRepudiationInformation
+ * with one MessagePartNRInformation per reference, each an exact copy. */
+static xmlNodePtr
+check_nrr(struct arena *a, xmlDocPtr doc, xmlNodePtr const *refs, size_t n)
+{
+	xmlNodePtr receipt = xml_child(xml_child(messaging_of(doc), NS_EB,
+	    "SignalMessage"), NS_EB, "Receipt");
+	xmlNodePtr nri = xml_child(receipt, NULL, NULL), part, copy;
+	char *c1, *c2;
+	size_t i = 0;
+
+	assert_true(xml_is(nri, NS_EBBP, "NonRepudiationInformation"));
+	assert_null(xml_next(nri, NULL, NULL));     /* no eb:UserMessage */
+	assert_int_equal(xml_count(nri, NULL, NULL), n);
+	for (part = xml_child(nri, NULL, NULL); part != NULL;
+	    part = xml_next(part, NULL, NULL), i++) {
+		assert_true(xml_is(part, NS_EBBP, "MessagePartNRInformation"));
+		copy = xml_child(part, NULL, NULL);
+		assert_true(xml_is(copy, NS_DS, "Reference"));
+		assert_null(xml_next(copy, NULL, NULL));
+		assert_string_equal(xml_attr(a, copy, NULL, "URI"),
+		    xml_attr(a, refs[i], NULL, "URI"));
+		assert_string_equal(xml_text(a, xml_child(copy, NS_DS,
+		    "DigestValue")), xml_text(a, xml_child(refs[i], NS_DS,
+		    "DigestValue")));
+		c1 = exc_c14n(refs[i]);
+		c2 = exc_c14n(copy);
+		assert_string_equal(c2, c1);
+		free(c1);
+		free(c2);
+	}
+	return nri;
+}
+
+/* Build the NRR receipt for refs, check it fully; returns the parsed doc. */
+static xmlDocPtr
+nrr_receipt(struct arena *a, xmlNodePtr const *refs, size_t n)
+{
+	struct ebms_user_message um;
+	struct buf out = { 0 };
+	const char *mid = NULL;
+	struct err err;
+	xmlDocPtr doc;
+
+	err_clear(&err);
+	user_message(a, &um);
+	assert_int_equal(receipt_build(a, fx.key, &um, refs, n, &out, &mid,
+	    &err), 0);
+	doc = check_signal(a, &out);       /* signature verifies */
+	assert_string_equal(info_text(a, doc, "MessageId"), mid);
+	assert_string_equal(info_text(a, doc, "RefToMessageId"),
+	    "um-1@sender.example");
+	/* AS4 5.1.8 (b): a valid ebbpsig:NonRepudiationInformation */
+	assert_int_equal(xml_validate(fx.schema, messaging_of(doc), "EBMS:0009",
+	    &err), 0);
+	assert_int_equal(xml_validate(fx.ebbp, check_nrr(a, doc, refs, n),
+	    "EBMS:0009", &err), 0);
+	buf_free(&out);
+	return doc;
+}
+
+/* References from the recorded Holodeck message (SKI, rsa-sha384, two SwA
+ * attachment references, InclusiveNamespaces) and a default-namespace one. */
+static void
+test_receipt_nrr(void **state)
+{
+	static const char bad_nri[] =
+	    "<ebbp:NonRepudiationInformation xmlns:ebbp=\"" NS_EBBP "\">"
+	    "<ebbp:MessagePartNRInformation/></ebbp:NonRepudiationInformation>";
+	struct arena *a = arena_new(0);
+	xmlNodePtr refs[NRR_MAX];
+	struct err err;
+	size_t len, n;
+	char *env;
+
+	(void)state;
+	env = testutil_read_shared(SHM_ENV, &len);
+	if (env == NULL) {
+		arena_free(a);
+		testutil_skip("signed_holodeck_message.as4 not under ../shared");
+	}
+	n = signed_info_refs(xmlDocGetRootElement(parse(a, env, len)), refs,
+	    NRR_MAX);
+	assert_int_equal(n, 4);
+	(void)nrr_receipt(a, refs, n);
+	(void)nrr_receipt(a, refs + 2, 1);   /* a subset, in the order given */
+	free(env);
+	n = signed_info_refs(xmlDocGetRootElement(parse(a,
+	    default_ns_signed_info, sizeof(default_ns_signed_info) - 1)), refs,
+	    NRR_MAX);
+	assert_int_equal(n, 2);
+	(void)nrr_receipt(a, refs, n);
+	/* the ebBP schema really checks: an empty MessagePartNRInformation
+	 * (neither MessagePartIdentifier nor ds:Reference) is refused */
+	err_clear(&err);
+	assert_int_equal(xml_validate(fx.ebbp, xmlDocGetRootElement(parse(a,
+	    bad_nri, sizeof(bad_nri) - 1)), "EBMS:0009", &err), -1);
+	arena_free(a);
+}
+
+/* The Receipt Domibus 5.1.6 sent for a recorded request: ours, built from
+ * the request's references, has c14n-identical NRR content. */
+static void
+test_receipt_nrr_like_domibus(void **state)
+{
+	struct arena *a = arena_new(0);
+	xmlNodePtr refs[NRR_MAX], want[NRR_MAX], got;
+	size_t len1, len2, n, i;
+	char *req, *rcpt, *c1, *c2;
+
+	(void)state;
+	req = testutil_read_shared(BDI_DIR "request-envelope.xml", &len1);
+	rcpt = testutil_read_shared(BDI_DIR "receipt-envelope.xml", &len2);
+	if (req == NULL || rcpt == NULL) {
+		free(req);
+		free(rcpt);
+		arena_free(a);
+		testutil_skip("BDI Domibus request/receipt not under ../shared");
+	}
+	n = signed_info_refs(xmlDocGetRootElement(parse(a, req, len1)), refs,
+	    NRR_MAX);
+	assert_int_equal(n, 3);
+	got = xml_child(check_nrr(a, nrr_receipt(a, refs, n), refs, n), NULL,
+	    NULL);
+	want[0] = xml_child(xml_child(xml_child(xml_child(messaging_of(parse(a,
+	    rcpt, len2)), NS_EB, "SignalMessage"), NS_EB, "Receipt"), NS_EBBP,
+	    "NonRepudiationInformation"), NS_EBBP, "MessagePartNRInformation");
+	for (i = 0; i < n; i++, got = xml_next(got, NULL, NULL)) {
+		if (i > 0)
+			want[i] = xml_next(want[i - 1], NULL, NULL);
+		assert_non_null(want[i]);
+		c1 = exc_c14n(want[i]);
+		c2 = exc_c14n(got);
+		assert_string_equal(c2, c1);
+		free(c1);
+		free(c2);
+	}
+	assert_null(got);
+	free(req);
+	free(rcpt);
+	arena_free(a);
+}
+
+/* NRR references that are not ds:Reference elements: programmer error. */
+static void
+test_receipt_nrr_refusals(void **state)
+{
+	struct arena *a = arena_new(0);
+	struct ebms_user_message um;
+	struct buf out = { 0 };
+	xmlNodePtr bad[1];
+	struct err err;
+
+	(void)state;
+	user_message(a, &um);
+	err_clear(&err);
+	assert_int_equal(receipt_build(a, fx.key, &um, NULL, 1, &out, NULL,
+	    &err), -1);
+	assert_int_equal(err.kind, ERR_INTERNAL);
+	bad[0] = um.node;                  /* an eb:UserMessage */
+	err_clear(&err);
+	assert_int_equal(receipt_build(a, fx.key, &um, bad, 1, &out, NULL,
+	    &err), -1);
+	assert_int_equal(err.kind, ERR_INTERNAL);
+	bad[0] = NULL;
+	err_clear(&err);
+	assert_int_equal(receipt_build(a, fx.key, &um, bad, 1, &out, NULL,
+	    &err), -1);
+	assert_int_equal(out.len, 0);
+	buf_free(&out);
+	arena_free(a);
+}
+
 int
 main(void)
 {
@@ -420,6 +692,9 @@ main(void)
 		cmocka_unit_test(test_receipt),
 		cmocka_unit_test(test_receipt_appends_and_limits),
 		cmocka_unit_test(test_receipt_refusals),
+		cmocka_unit_test(test_receipt_nrr),
+		cmocka_unit_test(test_receipt_nrr_like_domibus),
+		cmocka_unit_test(test_receipt_nrr_refusals),
 		cmocka_unit_test(test_error_signals),
 		cmocka_unit_test(test_error_description_escaped),
 		cmocka_unit_test(test_error_description_cut),
