@@ -133,6 +133,33 @@ store_pg_cmd(struct store_pg *s, const char *sql, const char *what,
 	return rc;
 }
 
+static int store_pg_prepare(struct store_pg *s, struct err *err);
+
+/*
+ * Open a unit of work: reconnect if needed, prepare, run its first command.
+ * A connection that did not see the server restart still looks CONNECTION_OK
+ * until it is used; when the first command fails and the connection turns
+ * out to be dead, nothing was sent inside a transaction, so reconnect and try
+ * once more instead of failing the request for a stale socket.
+ */
+static int
+store_pg_begin(struct store_pg *s, const char *sql, const char *what,
+    struct err *err)
+{
+	struct err first = {0};
+
+	if (store_pg_ensure(s, &first) == 0 && store_pg_prepare(s, &first) == 0 &&
+	    store_pg_cmd(s, sql, what, &first) == 0)
+		return 0;
+	if (PQstatus(s->conn) == CONNECTION_OK) {
+		*err = first;
+		return -1;
+	}
+	if (store_pg_ensure(s, err) == -1 || store_pg_prepare(s, err) == -1)
+		return -1;
+	return store_pg_cmd(s, sql, what, err);
+}
+
 /*
  * COMMIT, and make sure it was one: COMMIT of a failed transaction answers
  * "ROLLBACK" without an error.
@@ -413,8 +440,7 @@ store_pg_accept(struct store *base, const struct store_message *m,
 	struct store_pg *s = (struct store_pg *)base;
 	int rc = -1;
 
-	if (store_pg_ensure(s, err) == -1 || store_pg_prepare(s, err) == -1 ||
-	    store_pg_cmd(s, "BEGIN ISOLATION LEVEL READ COMMITTED",
+	if (store_pg_begin(s, "BEGIN ISOLATION LEVEL READ COMMITTED",
 	    "begin transaction", err) == -1)
 		goto out;
 	if (store_pg_decide(s, m, a, ret, err) == -1)
@@ -521,9 +547,7 @@ store_pg_ping(struct store *base, struct err *err)
 {
 	struct store_pg *s = (struct store_pg *)base;
 
-	if (store_pg_ensure(s, err) == -1)
-		return -1;
-	return store_pg_cmd(s, "SELECT 1", "reach postgresql", err);
+	return store_pg_begin(s, "SELECT 1", "reach postgresql", err);
 }
 
 /* Close the connection and free the handle. */

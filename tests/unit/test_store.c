@@ -765,7 +765,8 @@ tpg_terminate(const struct tctx *c)
 	fail_msg("server processes for %s did not go away", c->app);
 }
 
-/* Lost connection: ERR_STORE, nothing half-stored; the next call reconnects. */
+/* Lost connection: the next unit of work reconnects by itself (a real
+ * outage is ERR_STORE: see the integration tests' PostgreSQL outage). */
 static void
 t_pg_connection_lost(void **state)
 {
@@ -773,7 +774,6 @@ t_pg_connection_lost(void **state)
 	struct arena *a;
 	struct store *s;
 	struct tmsg t1, t2;
-	struct store_result r;
 	struct err err = { 0 };
 
 	NEED(c);
@@ -783,17 +783,14 @@ t_pg_connection_lost(void **state)
 	tmsg_init(&t2, "lost-2@as4gw.test", 0x02, "r2");
 	(void)taccept(s, a, &t1, STORE_NEW);
 	tpg_terminate(c);
-	assert_int_equal(store_accept(s, &t2.m, a, &r, &err), -1);
-	assert_int_equal(err.kind, ERR_STORE);
-	tcount(c, "SELECT count(*) FROM inbox", 1);
-	(void)taccept(s, a, &t2, STORE_NEW);      /* reconnected, re-prepared */
+	/* the connection still looks fine; its first command fails on the dead
+	 * socket, nothing was inside a transaction, so it is reset and retried
+	 * once: the caller sees no error (store_pg_begin) */
+	(void)taccept(s, a, &t2, STORE_NEW);
 	(void)taccept(s, a, &t1, STORE_DUPLICATE);
 	tpg_terminate(c);
-	err_clear(&err);
-	assert_int_equal(store_ping(s, &err), -1);
-	assert_int_equal(err.kind, ERR_STORE);
-	err_clear(&err);
 	assert_int_equal(store_ping(s, &err), 0);
+	assert_int_equal(err.kind, ERR_NONE);
 	tcount(c, "SELECT count(*) FROM inbox", 2);
 	store_close(s);
 	arena_free(a);
