@@ -26,6 +26,7 @@ struct mime_hdrs {
 	const char *content_id;
 	const char *cte;
 	const unsigned char *body; /* first byte after the blank line */
+	const unsigned char *hend; /* end of the header lines (the blank line) */
 };
 
 /* One logical header being collected: name and (folded) value ranges. */
@@ -270,6 +271,7 @@ mime_headers(struct arena *a, const unsigned char *start,
 	int rc = -1;
 
 	h->body = end;
+	h->hend = end;
 	while (p < end) {
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (nl == NULL) {
@@ -284,6 +286,7 @@ mime_headers(struct arena *a, const unsigned char *start,
 		le = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
 		if (le == p) {
 			h->body = nl + 1;
+			h->hend = p;
 			break;
 		}
 		if (mime_hdr_line(a, p, le, &sp, h, err) == -1)
@@ -581,6 +584,8 @@ mime_one_part(struct mime_pctx *pl, const unsigned char *start,
 	if (mime_part_fill(a, &h, h.body, (size_t)(bend - h.body),
 	    &pl->parts[pl->n], err) == -1)
 		goto out;
+	pl->parts[pl->n].headers = (const char *)start;
+	pl->parts[pl->n].headers_len = (size_t)(h.hend - start);
 	pl->n++;
 	rc = 0;
 out:

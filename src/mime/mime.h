@@ -47,6 +47,11 @@ struct mime_part {
 	const char *transfer_encoding; /* lower case; "binary" if absent */
 	const unsigned char *data;     /* decoded body */
 	size_t len;
+	/* the part's raw header block as received (points into the body, not
+	 * NUL-terminated; lines as sent, without the blank line that ends it),
+	 * for the SwA Attachment-Complete transform; NULL/0 for a bare SOAP body */
+	const char *headers;
+	size_t headers_len;
 };
 
 struct mime_message {

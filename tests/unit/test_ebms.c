@@ -698,11 +698,11 @@ static const struct bind_case bind_cases[] = {
 /* Hand-built MIME fixture: root, p1, p2. */
 static struct mime_part bind_mime_parts[] = {
 	{"root@x", "application/soap+xml", "application/soap+xml", "binary",
-	    (const unsigned char *)"<env/>", 6},
+	    (const unsigned char *)"<env/>", 6, NULL, 0},
 	{"p1@x", "application/octet-stream", "application/octet-stream",
-	    "binary", (const unsigned char *)"hello", 5},
+	    "binary", (const unsigned char *)"hello", 5, NULL, 0},
 	{"p2@x", "image/png", "image/png", "binary",
-	    (const unsigned char *)"\x89PNG", 4},
+	    (const unsigned char *)"\x89PNG", 4, NULL, 0},
 };
 
 /* Every rule of ebms_bind_parts (NEGATIVE-CASES 14-16, AS4 3.1). */
@@ -827,9 +827,9 @@ test_bind_parts_corpus_missing(void **state)
 	struct mime_message mime = {1, NULL, 2, 0};
 	struct mime_part parts[2] = {
 		{"root", "application/soap+xml", "application/soap+xml",
-		    "binary", (const unsigned char *)"x", 1},
+		    "binary", (const unsigned char *)"x", 1, NULL, 0},
 		{"earth", "image/jpeg", "image/jpeg", "binary",
-		    (const unsigned char *)"jpg", 3},
+		    (const unsigned char *)"jpg", 3, NULL, 0},
 	};
 	struct ebms_user_message *um = NULL;
 	struct arena *a = arena_new(0);
