@@ -26,6 +26,7 @@
 #include <xmlsec/xmldsig.h>
 
 #include "../xml/xml.h"
+#include "wss_int.h"
 
 struct wss_key {
 	X509 *cert;
@@ -113,6 +114,10 @@ wss_global_init(struct err *err)
 	if (xmlSecCryptoInit() < 0)
 		goto out;
 	xmlSecIOCleanupCallbacks();
+	if (wss_swa_init(err) == -1) {
+		xmlSecCryptoShutdown();
+		goto out;
+	}
 	xmlSecBase64SetDefaultLineSize(0);
 	wss_initialised = 1;
 	rc = 0;
@@ -212,7 +217,7 @@ out:
 }
 
 /* Wrap an OpenSSL key as an xmlsec key; pkey is consumed in every case. */
-static xmlSecKeyPtr
+xmlSecKeyPtr
 wss_key_adopt(EVP_PKEY *pkey)
 {
 	xmlSecKeyDataPtr data = xmlSecOpenSSLEvpKeyAdopt(pkey);

@@ -9,9 +9,11 @@
 #define AS4GW_WSS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <libxml/tree.h>
 
+#include "../util/arena.h"
 #include "../util/err.h"
 
 /*
@@ -106,5 +108,166 @@ xmlNodePtr wss_envelope(xmlDocPtr doc, const char **ret_ns);
 /* Forget the last xmlsec error of this thread / append it to err.detail. */
 void wss_xmlsec_reset(void);
 void wss_xmlsec_detail(struct err *err);
+
+/* ------------------------------------------------------------------------
+ * Inbound WS-Security (issue 3): decryption, signature verification over
+ * eb:Messaging, the Body and SwA attachments, key resolution and trust.
+ * ---------------------------------------------------------------------- */
+
+/* Algorithms a leg may allow (bit set); see wss_alg_parse for names. */
+enum wss_alg {
+	WSS_SIG_RSA_SHA256 = 1u << 0,   /* xmldsig-more#rsa-sha256 */
+	WSS_SIG_RSA_SHA384 = 1u << 1,
+	WSS_SIG_RSA_SHA512 = 1u << 2,
+	WSS_SIG_ECDSA_SHA256 = 1u << 3, /* xmldsig-more#ecdsa-sha256 */
+	WSS_SIG_ECDSA_SHA384 = 1u << 4,
+	WSS_DIG_SHA256 = 1u << 8,       /* xmlenc#sha256 */
+	WSS_DIG_SHA384 = 1u << 9,       /* xmldsig-more#sha384 */
+	WSS_DIG_SHA512 = 1u << 10,      /* xmlenc#sha512 */
+	WSS_KT_RSA_OAEP = 1u << 16,     /* xmlenc11#rsa-oaep (+ MGF, DigestMethod) */
+	WSS_KT_RSA_OAEP_MGF1P = 1u << 17, /* xmlenc#rsa-oaep-mgf1p (+ DigestMethod) */
+	WSS_KT_RSA_1_5 = 1u << 18,      /* xmlenc#rsa-1_5: refused unless allowed */
+	WSS_ENC_AES128_GCM = 1u << 24,  /* xmlenc11#aes128-gcm */
+	WSS_ENC_AES256_GCM = 1u << 25,
+	WSS_ENC_AES_CBC = 1u << 26,     /* xmlenc#aes128-cbc / aes256-cbc: refused unless allowed */
+};
+
+/* Everything except rsa-1_5 and CBC (eDelivery AS4 1.15 and the OASIS AS4 profile). */
+#define WSS_ALGS_DEFAULT                                                     \
+	(WSS_SIG_RSA_SHA256 | WSS_SIG_RSA_SHA384 | WSS_SIG_RSA_SHA512 |      \
+	    WSS_SIG_ECDSA_SHA256 | WSS_SIG_ECDSA_SHA384 | WSS_DIG_SHA256 |   \
+	    WSS_DIG_SHA384 | WSS_DIG_SHA512 | WSS_KT_RSA_OAEP |              \
+	    WSS_KT_RSA_OAEP_MGF1P | WSS_ENC_AES128_GCM | WSS_ENC_AES256_GCM)
+
+/*
+ * Parse a space-separated list of short names ("rsa-sha256 ecdsa-sha256
+ * sha256 rsa-oaep rsa-oaep-mgf1p rsa-1_5 aes128-gcm aes256-gcm aes-cbc ...")
+ * into bits; -1 on an unknown name (err names it).  Implemented in wss_policy.c.
+ */
+int wss_alg_parse(const char *list, unsigned *ret_bits, struct err *err);
+
+/* The bit for an algorithm URI, or 0 when the URI is not one we know. */
+unsigned wss_alg_from_uri(const char *uri);
+
+/*
+ * Trust for one P-Mode leg (wss_trust.c): the certificates bound to the
+ * leg's eb:From party (the only ones whose key may verify its messages) and
+ * the trust anchors their chains must reach.  Immutable once built; shared
+ * by all threads.
+ */
+struct wss_trust;
+
+/* Load PEM files (each may hold several certificates; one without any is
+ * an error naming it).  Both lists must be non-empty (ERR_CONF). */
+int wss_trust_new(const char *const *signer_files, size_t n_signers,
+    const char *const *anchor_files, size_t n_anchors,
+    struct wss_trust **ret, struct err *err);
+void wss_trust_free(struct wss_trust *t);
+
+/* One policy per P-Mode leg, built once by the gateway from the config. */
+enum wss_need { WSS_NEVER = 0, WSS_OPTIONAL, WSS_REQUIRED };
+
+struct wss_policy {
+	enum wss_need signing;
+	enum wss_need encryption;
+	unsigned algs;                   /* allowed enum wss_alg bits */
+	const struct wss_trust *trust;   /* NULL: no signature can be trusted */
+	const struct wss_key *decrypt_key; /* NULL: nothing can be decrypted */
+	int64_t at_ms;                   /* instant for validity and timestamps; 0 = now */
+	int64_t skew_ms;                 /* allowed wsu:Timestamp clock skew */
+	unsigned max_references;         /* default 30 */
+	unsigned max_transforms;         /* per reference, default 5 */
+};
+
+/* An attachment as wss sees it.  Decryption replaces data/len (arena) and,
+ * for Attachment-Complete, content_type with the decrypted part's. */
+struct wss_part {
+	const char *content_id;          /* without "cid:" and "<>" */
+	const char *content_type;        /* MIME Content-Type value */
+	const char *headers;             /* raw MIME header block of the part (Attachment-Complete), may be NULL */
+	size_t headers_len;
+	const unsigned char *data;
+	size_t len;
+	int decrypted;                   /* set by wss_decrypt */
+};
+
+struct wss_result {
+	int verified;                    /* a signature was verified */
+	int decrypted;                   /* at least one payload was decrypted */
+	xmlNodePtr *references;          /* the verified ds:Reference elements (request doc), for the NRR Receipt */
+	size_t n_references;
+	const char *signer;              /* subject of the signing certificate, for the log (arena) */
+};
+
+/*
+ * Process the request's wsse:Security header under pol (wss_inbound.c):
+ * at most one Security header for us; duplicate ID values refused;
+ * decryption first (eDelivery signs then encrypts, so the signature covers
+ * plaintext); then the signature: allowlisted algorithms and transforms,
+ * at most max_references references with at most max_transforms transforms,
+ * key only from a BinarySecurityToken / SKI / IssuerSerial resolved against
+ * pol->trust (never ds:KeyValue), the certificate bound to the leg and valid
+ * at pol->at_ms; the references must cover exactly eb:Messaging, the SOAP
+ * Body and every attachment in parts, each once, checked by node identity
+ * after verification; wsu:Timestamp (if any) signed, single, fresh.
+ * Errors: EBMS:0101 authentication, EBMS:0102 decryption (always the same
+ * msg and detail so there is no oracle), EBMS:0103 policy.
+ */
+int wss_inbound(struct arena *a, xmlDocPtr doc, xmlNodePtr messaging,
+    xmlNodePtr body, struct wss_part *parts, size_t n_parts,
+    const struct wss_policy *pol, struct wss_result *ret, struct err *err);
+
+/* ------------------------------------------------------------------------
+ * Outbound message security for `as4gw push` (wss_sign.c): sign, encrypt,
+ * and check the NRR Receipt that comes back.
+ * ---------------------------------------------------------------------- */
+
+/*
+ * Sign a UserMessage envelope the way eDelivery AS4 1.15 (1.4.2.6) says:
+ * as wss_sign_envelope (wsse:Security mustUnderstand, X509v3 BST, rsa-sha256,
+ * exclusive c14n, sha256, references "#<wsu:Id>" to eb:Messaging and the
+ * SOAP Body, KeyInfo a SecurityTokenReference to the BST), plus one
+ * reference "cid:<Content-ID>" per part (Content-ID %-encoded where a URL
+ * needs it) with the SwA Attachment-Content-Signature-Transform over the
+ * part's data as its content_type says to canonicalize it (SwA 1.1 5.4.2).
+ * parts are not changed; n_parts may be 0 (at most 256).  The envelope must
+ * not yet carry a wsse:Security header; on failure none is added.
+ * Errors ERR_INTERNAL (e.g. an XML part that does not parse).
+ */
+int wss_sign_message(xmlDocPtr doc, const struct wss_key *key,
+    struct wss_part *parts, size_t n_parts, struct err *err);
+
+/* A certificate attachments are encrypted for (RSA key), from a PEM file. */
+struct wss_recipient;
+int wss_recipient_load(const char *path, struct wss_recipient **ret,
+    struct err *err);
+void wss_recipient_free(struct wss_recipient *r);
+
+/*
+ * Encrypt every part (at least one) for r, eDelivery AS4 1.15 (1.4.2.7):
+ * xenc11 rsa-oaep + mgf1sha256 + sha256 key transport, aes128-gcm,
+ * Attachment-Content-Only, CipherReference cid: (wss_encrypt_parts).  The
+ * EncryptedKey and EncryptedData go first into the envelope's wsse:Security
+ * (made if absent), so after wss_sign_message it is sign-then-encrypt and
+ * the signature covers the plaintext the receiver gets back.  Each part's
+ * data becomes IV || ciphertext || tag (arena) and its content_type
+ * application/octet-stream.  On failure (ERR_INTERNAL) nothing changed.
+ */
+int wss_encrypt_message(struct arena *a, xmlDocPtr doc,
+    const struct wss_recipient *r, struct wss_part *parts, size_t n,
+    struct err *err);
+
+/*
+ * Does an NRR Receipt (AS4 profile 5.1.8 b) prove the message we signed?
+ * The Receipt's eb:Receipt/ebbp:NonRepudiationInformation must hold as many
+ * ebbp:MessagePartNRInformation (each one ds:Reference) as the SignedInfo
+ * of sent's signature has ds:References, and each sent reference must
+ * match exactly one of them by URI, DigestMethod and DigestValue.  Only the
+ * comparison: the Receipt's own signature is wss_verify_envelope's job.
+ * 0 with the number of references in *ret_n; -1 ERR_EBMS EBMS:0101 on any
+ * mismatch or a Receipt without NRR, ERR_INTERNAL when sent is not signed.
+ */
+int wss_nrr_match(xmlDocPtr sent, xmlDocPtr receipt, size_t *ret_n,
+    struct err *err);
 
 #endif

@@ -1,17 +1,26 @@
 /*
- * wss_sign.c — WS-Security signing of the envelopes we send (Receipts,
- * eb:Error signals, `push` messages): a wsse:Security header with the
- * certificate as BinarySecurityToken and an XML signature over elements
- * referenced by wsu:Id (WS-Security 1.1 X.509 Token Profile 3.2; eDelivery
- * AS4 1.15, 1.4.2.6).  Modelled on the Receipt Domibus 5 sends: wsse:Security
- * is the last header block, after eb:Messaging.
+ * wss_sign.c — WS-Security for the envelopes we send (Receipts, eb:Error
+ * signals, `push` messages): a wsse:Security header with the certificate as
+ * BinarySecurityToken and an XML signature over elements referenced by
+ * wsu:Id (WS-Security 1.1 X.509 Token Profile 3.2; eDelivery AS4 1.15,
+ * 1.4.2.6) and, for `push`, over every attachment by "cid:" with the SwA
+ * Attachment-Content-Signature-Transform (SwA Profile 1.1, 5.3); the
+ * sender's encryption of the attachments (wss_encrypt_parts in wss_oaep.c)
+ * and the check that a partner's NRR Receipt copies the references we
+ * signed (AS4 profile 5.1.8 b).  Modelled on the Receipt Domibus 5 sends:
+ * wsse:Security is the last header block, after eb:Messaging.
  */
 #include "wss.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
+
+#include <libxml/chvalid.h>
 
 #include <xmlsec/xmlsec.h>
 #include <xmlsec/crypto.h>
@@ -22,6 +31,7 @@
 
 #include "../util/codec.h"
 #include "../xml/xml.h"
+#include "wss_int.h"
 
 #define WSS_X509V3 "http://docs.oasis-open.org/wss/2004/01/" \
 	"oasis-200401-wss-x509-token-profile-1.0#X509v3"
@@ -30,6 +40,12 @@
 
 /* More references than any message of ours needs (Messaging, Body, parts). */
 #define WSS_SIGN_MAX_NODES 256
+#define WSS_SIGN_MAX_PARTS 256
+
+/* A certificate whose public key attachments are encrypted for. */
+struct wss_recipient {
+	X509 *cert;
+};
 
 /*
  * A prefixed namespace declaration for href in scope at node; when there is
@@ -104,19 +120,26 @@ wss_sign_header(xmlNodePtr env, const char *soap)
 	return header;
 }
 
+/* Unlink and free a node; accepts NULL. */
+static void
+wss_sign_drop(xmlNodePtr node)
+{
+	if (node == NULL)
+		return;
+	xmlUnlinkNode(node);
+	xmlFreeNode(node);
+}
+
 /*
- * Append wsse:Security (mustUnderstand in the envelope's SOAP version) as
- * the last header block, holding the BinarySecurityToken (X509v3, base64
- * DER).  The token's wsu:Id goes to bst_uri ("#..."); on failure the
- * partly built header is removed again.
+ * Append an empty wsse:Security (mustUnderstand in the envelope's SOAP
+ * version: WS-Security 1.1, 5) as the last header block; NULL on failure,
+ * with nothing added.
  */
 static xmlNodePtr
-wss_sign_security(xmlNodePtr header, const char *soap,
-    const struct wss_key *key, char *bst_uri, size_t bst_uri_size)
+wss_sign_security_new(xmlNodePtr header, const char *soap)
 {
-	xmlNodePtr sec, bst = NULL;
+	xmlNodePtr sec;
 	xmlNsPtr wsse, soapns;
-	xmlChar *uri = NULL;
 
 	sec = xmlNewDocNode(header->doc, NULL, (const xmlChar *)"Security",
 	    NULL);
@@ -133,7 +156,28 @@ wss_sign_security(xmlNodePtr header, const char *soap,
 	    (const xmlChar *)(strcmp(soap, NS_SOAP12) == 0 ? "true" : "1")) ==
 	    NULL)
 		goto fail;
-	bst = xmlNewTextChild(sec, wsse,
+	return sec;
+fail:
+	wss_sign_drop(sec);
+	return NULL;
+}
+
+/*
+ * Append wsse:Security as the last header block, holding the
+ * BinarySecurityToken (X509v3, base64 DER).  The token's wsu:Id goes to
+ * bst_uri ("#..."); on failure the partly built header is removed again.
+ */
+static xmlNodePtr
+wss_sign_security(xmlNodePtr header, const char *soap,
+    const struct wss_key *key, char *bst_uri, size_t bst_uri_size)
+{
+	xmlNodePtr sec, bst = NULL;
+	xmlChar *uri = NULL;
+
+	sec = wss_sign_security_new(header, soap);
+	if (sec == NULL)
+		return NULL;
+	bst = xmlNewTextChild(sec, sec->ns,
 	    (const xmlChar *)"BinarySecurityToken",
 	    (const xmlChar *)wss_key_cert_b64(key));
 	if (bst == NULL ||
@@ -147,8 +191,7 @@ wss_sign_security(xmlNodePtr header, const char *soap,
 	xmlFree(uri);
 	return sec;
 fail:
-	xmlUnlinkNode(sec);
-	xmlFreeNode(sec);
+	wss_sign_drop(sec);
 	return NULL;
 }
 
@@ -193,12 +236,68 @@ wss_sign_keyinfo(xmlNodePtr sig, xmlNsPtr wsse, const char *bst_uri)
 }
 
 /*
+ * The reference URI of an attachment: "cid:" + its Content-ID, %-encoding
+ * what a URL may not hold (RFC 2392 2; the receiver's resolver decodes it).
+ * xmlFree the result; NULL on failure.
+ */
+static xmlChar *
+wss_sign_cid_uri(const char *id)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i, j = 4, n = id != NULL ? strlen(id) : 0;
+	xmlChar *out = n > 0 && n < 4096 ? xmlMalloc(4 + 3 * n + 1) : NULL;
+	unsigned char c;
+
+	if (out == NULL)
+		return NULL;
+	memcpy(out, "cid:", 4);
+	for (i = 0; i < n; i++) {
+		c = (unsigned char)id[i];
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || strchr("-._~@!$&'*+,;=:", c)) {
+			out[j++] = c;
+			continue;
+		}
+		out[j++] = '%';
+		out[j++] = (xmlChar)hex[c >> 4];
+		out[j++] = (xmlChar)hex[c & 15];
+	}
+	out[j] = '\0';
+	return out;
+}
+
+/*
+ * One Reference per attachment (SwA Profile 1.1, 5.3; eDelivery AS4 1.15,
+ * 1.4.2.6): "cid:<Content-ID>", the Attachment-Content-Signature-Transform
+ * (the part's canonical content, whatever its headers), sha256.
+ */
+static int
+wss_sign_part_refs(xmlNodePtr sig, const struct wss_part *parts, size_t n)
+{
+	xmlNodePtr ref;
+	xmlChar *uri;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uri = wss_sign_cid_uri(parts[i].content_id);
+		ref = uri != NULL ? xmlSecTmplSignatureAddReference(sig,
+		    xmlSecTransformSha256Id, NULL, uri, NULL) : NULL;
+		xmlFree(uri);
+		if (ref == NULL || xmlSecTmplReferenceAddTransform(ref,
+		    wss_swa_content_sig_id()) == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * The ds:Signature template inside sec: exclusive c14n, rsa-sha256, one
- * Reference per node (exclusive c14n transform, sha256 digest), KeyInfo.
+ * Reference per node (exclusive c14n transform, sha256 digest), then one
+ * per attachment, KeyInfo.
  */
 static xmlNodePtr
 wss_sign_template(xmlNodePtr sec, xmlNodePtr const *nodes, size_t n,
-    const char *bst_uri)
+    const struct wss_part *parts, size_t n_parts, const char *bst_uri)
 {
 	xmlNodePtr sig, ref;
 	xmlChar *uri;
@@ -222,26 +321,55 @@ wss_sign_template(xmlNodePtr sec, xmlNodePtr const *nodes, size_t n,
 		    xmlSecTransformExclC14NId) == NULL)
 			return NULL;
 	}
-	if (wss_sign_keyinfo(sig, sec->ns, bst_uri) < 0)
+	if (wss_sign_part_refs(sig, parts, n_parts) < 0 ||
+	    wss_sign_keyinfo(sig, sec->ns, bst_uri) < 0)
 		return NULL;
 	wss_sign_strip_blanks(sig);
 	return sig;
 }
 
-/* Compute digests and signature value with a copy of the private key. */
-static int
-wss_sign_run(xmlNodePtr sig, const struct wss_key *key)
+/*
+ * The signing context of wss_dsig_ctx_new(0); with attachments also "cid:"
+ * references (xmlsec classes them as remote; the only IO callback left is
+ * our cid: resolver) through the SwA content transform, with wss_swa.c's
+ * guard on every reference chain.  NULL on failure.
+ */
+static xmlSecDSigCtxPtr
+wss_sign_ctx(int with_parts)
 {
 	xmlSecDSigCtxPtr ctx = wss_dsig_ctx_new(0);
+
+	if (ctx == NULL || !with_parts)
+		return ctx;
+	ctx->enabledReferenceUris |= xmlSecTransformUriTypeRemote;
+	ctx->referencePreExecuteCallback = wss_swa_pre_exec;
+	if (xmlSecDSigCtxEnableReferenceTransform(ctx,
+	    wss_swa_content_sig_id()) < 0) {
+		xmlSecDSigCtxDestroy(ctx);
+		ctx = NULL;
+	}
+	return ctx;
+}
+
+/* Compute digests and signature value with a copy of the private key; the
+ * parts are bound to the cid: resolver meanwhile. */
+static int
+wss_sign_run(xmlNodePtr sig, const struct wss_key *key,
+    struct wss_part *parts, size_t n_parts)
+{
+	xmlSecDSigCtxPtr ctx = wss_sign_ctx(n_parts > 0);
 	int rc = -1;
 
 	if (ctx == NULL)
 		goto out;
 	ctx->signKey = wss_key_xmlsec(key);
+	if (n_parts > 0)
+		wss_swa_bind(parts, n_parts);
 	if (ctx->signKey == NULL || xmlSecDSigCtxSign(ctx, sig) < 0)
 		goto out;
 	rc = 0;
 out:
+	wss_swa_unbind();
 	if (ctx != NULL)
 		xmlSecDSigCtxDestroy(ctx);
 	ERR_clear_error();
@@ -263,10 +391,31 @@ wss_sign_nodes_ok(xmlDocPtr doc, xmlNodePtr const *nodes, size_t n)
 	return 1;
 }
 
-/* Sign the given elements of doc; see wss.h. */
-int
-wss_sign_nodes(xmlDocPtr doc, const struct wss_key *key,
-    xmlNodePtr const *nodes, size_t n_nodes, struct err *err)
+/* Are the parts usable for cid: references (each with a Content-ID)? */
+static int
+wss_sign_parts_ok(const struct wss_part *parts, size_t n)
+{
+	size_t i;
+
+	if (n > WSS_SIGN_MAX_PARTS || (n > 0 && parts == NULL))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (parts[i].content_id == NULL ||
+		    parts[i].content_id[0] == '\0' ||
+		    (parts[i].len > 0 && parts[i].data == NULL))
+			return 0;
+	return 1;
+}
+
+/*
+ * Sign nodes and parts of doc (wss_sign_nodes, wss_sign_message): a new
+ * wsse:Security with the BST and the ds:Signature; on failure it is
+ * removed again.
+ */
+static int
+wss_sign_do(xmlDocPtr doc, const struct wss_key *key,
+    xmlNodePtr const *nodes, size_t n_nodes, struct wss_part *parts,
+    size_t n_parts, struct err *err)
 {
 	xmlNodePtr env, header = NULL, sec = NULL, sig;
 	const char *soap = NULL;
@@ -277,19 +426,20 @@ wss_sign_nodes(xmlDocPtr doc, const struct wss_key *key,
 	wss_xmlsec_reset();
 	err_clear(&ierr);
 	env = wss_envelope(doc, &soap);
-	if (env != NULL && wss_sign_nodes_ok(doc, nodes, n_nodes))
+	if (env != NULL && wss_sign_nodes_ok(doc, nodes, n_nodes) &&
+	    wss_sign_parts_ok(parts, n_parts))
 		header = wss_sign_header(env, soap);
 	if (header == NULL || xml_child(header, NS_WSSE, "Security") != NULL) {
 		err_set(err, ERR_INTERNAL, NULL, "could not sign envelope");
-		err_detail(err, "not a SOAP envelope, bad node list or "
-		    "wsse:Security already present");
+		err_detail(err, "not a SOAP envelope, bad node or part list "
+		    "or wsse:Security already present");
 		goto out;
 	}
 	sec = wss_sign_security(header, soap, key, bst_uri, sizeof(bst_uri));
-	sig = sec != NULL ?
-	    wss_sign_template(sec, nodes, n_nodes, bst_uri) : NULL;
+	sig = sec != NULL ? wss_sign_template(sec, nodes, n_nodes, parts,
+	    n_parts, bst_uri) : NULL;
 	if (sig == NULL || wss_ids_index(doc, &ierr) < 0 ||
-	    wss_sign_run(sig, key) < 0) {
+	    wss_sign_run(sig, key, parts, n_parts) < 0) {
 		err_set(err, ERR_INTERNAL, NULL, "could not sign envelope");
 		if (ierr.kind != ERR_NONE)
 			err_detail(err, "%s: %s", ierr.msg, ierr.detail);
@@ -298,22 +448,27 @@ wss_sign_nodes(xmlDocPtr doc, const struct wss_key *key,
 	}
 	rc = 0;
 out:
-	if (rc != 0 && sec != NULL) {
-		xmlUnlinkNode(sec);
-		xmlFreeNode(sec);
-	}
+	if (rc != 0)
+		wss_sign_drop(sec);
 	return rc;
 }
 
-/* Sign eb:Messaging and the SOAP Body of an envelope; see wss.h. */
+/* Sign the given elements of doc; see wss.h. */
 int
-wss_sign_envelope(xmlDocPtr doc, const struct wss_key *key,
-    struct err *err)
+wss_sign_nodes(xmlDocPtr doc, const struct wss_key *key,
+    xmlNodePtr const *nodes, size_t n_nodes, struct err *err)
 {
-	xmlNodePtr nodes[2] = { NULL, NULL };
+	return wss_sign_do(doc, key, nodes, n_nodes, NULL, 0, err);
+}
+
+/* eb:Messaging and the SOAP Body of doc in nodes[0..1]; -1 when absent. */
+static int
+wss_sign_targets(xmlDocPtr doc, xmlNodePtr nodes[2], struct err *err)
+{
 	const char *soap = NULL;
 	xmlNodePtr env = wss_envelope(doc, &soap);
 
+	nodes[0] = nodes[1] = NULL;
 	if (env != NULL) {
 		nodes[0] = xml_child(xml_child(env, soap, "Header"), NS_EB,
 		    "Messaging");
@@ -322,5 +477,277 @@ wss_sign_envelope(xmlDocPtr doc, const struct wss_key *key,
 	if (nodes[0] == NULL || nodes[1] == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "could not sign "
 		    "envelope: no eb:Messaging header or no SOAP Body");
-	return wss_sign_nodes(doc, key, nodes, 2, err);
+	return 0;
+}
+
+/* Sign eb:Messaging and the SOAP Body of an envelope; see wss.h. */
+int
+wss_sign_envelope(xmlDocPtr doc, const struct wss_key *key,
+    struct err *err)
+{
+	xmlNodePtr nodes[2];
+
+	if (wss_sign_targets(doc, nodes, err) == -1)
+		return -1;
+	return wss_sign_do(doc, key, nodes, 2, NULL, 0, err);
+}
+
+/* Sign eb:Messaging, the Body and every attachment; see wss.h. */
+int
+wss_sign_message(xmlDocPtr doc, const struct wss_key *key,
+    struct wss_part *parts, size_t n_parts, struct err *err)
+{
+	xmlNodePtr nodes[2];
+
+	if (wss_sign_targets(doc, nodes, err) == -1)
+		return -1;
+	return wss_sign_do(doc, key, nodes, 2, parts, n_parts, err);
+}
+
+/* PEM password callback that refuses (a certificate is never encrypted;
+ * no prompt on the terminal). */
+static int
+wss_sign_no_password(char *buf, int size, int rwflag, void *u)
+{
+	(void)buf;
+	(void)size;
+	(void)rwflag;
+	(void)u;
+	return -1;
+}
+
+/* Load the certificate attachments are encrypted for; see wss.h. */
+int
+wss_recipient_load(const char *path, struct wss_recipient **ret,
+    struct err *err)
+{
+	BIO *bio = BIO_new_file(path, "r");
+	struct wss_recipient *r = NULL;
+	X509 *cert = NULL;
+	EVP_PKEY *pub;
+	int rc = -1;
+
+	if (bio == NULL) {
+		err_set(err, ERR_IO, NULL,
+		    "could not open certificate \"%s\": %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	cert = PEM_read_bio_X509(bio, NULL, wss_sign_no_password, NULL);
+	if (cert == NULL) {
+		err_set(err, ERR_CONF, NULL,
+		    "could not read a PEM certificate from \"%s\"", path);
+		goto out;
+	}
+	pub = X509_get0_pubkey(cert);
+	if (pub == NULL || EVP_PKEY_get_base_id(pub) != EVP_PKEY_RSA) {
+		err_set(err, ERR_CONF, NULL, "certificate \"%s\" has no RSA "
+		    "key (rsa-oaep key transport needs one)", path);
+		goto out;
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
+	r->cert = cert;
+	cert = NULL;
+	*ret = r;
+	rc = 0;
+out:
+	ERR_clear_error();
+	X509_free(cert);
+	BIO_free(bio);
+	return rc;
+}
+
+/* Free a recipient certificate; accepts NULL. */
+void
+wss_recipient_free(struct wss_recipient *r)
+{
+	if (r == NULL)
+		return;
+	X509_free(r->cert);
+	free(r);
+}
+
+/*
+ * Encrypt every attachment for r (eDelivery AS4 1.15, 1.4.2.7; the work is
+ * wss_encrypt_parts in wss_oaep.c); see wss.h.  The EncryptedKey and
+ * EncryptedData go first into the existing wsse:Security (after signing:
+ * sign-then-encrypt), or into a new one.
+ */
+int
+wss_encrypt_message(struct arena *a, xmlDocPtr doc,
+    const struct wss_recipient *r, struct wss_part *parts, size_t n,
+    struct err *err)
+{
+	xmlNodePtr env, header = NULL, sec = NULL, made = NULL;
+	const char *soap = NULL;
+
+	env = wss_envelope(doc, &soap);
+	if (env != NULL && r != NULL && n > 0 && wss_sign_parts_ok(parts, n))
+		header = wss_sign_header(env, soap);
+	if (header != NULL) {
+		sec = xml_child(header, NS_WSSE, "Security");
+		if (sec == NULL)
+			sec = made = wss_sign_security_new(header, soap);
+	}
+	if (sec == NULL)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "could not encrypt the payloads: no envelope, payloads "
+		    "or recipient");
+	if (wss_encrypt_parts(a, doc, sec, parts, n, r->cert, err) == -1) {
+		wss_sign_drop(made);
+		return -1;
+	}
+	return 0;
+}
+
+/* An NRR mismatch: the Receipt does not prove what we sent. */
+static int
+wss_nrr_fail(struct err *err, const char *why)
+{
+	err_set(err, ERR_EBMS, "EBMS:0101", "receipt does not match the "
+	    "signed message: %s", why);
+	return -1;
+}
+
+/* The SignedInfo of the signature in doc's wsse:Security, or NULL. */
+static xmlNodePtr
+wss_nrr_signed_info(xmlDocPtr doc)
+{
+	const char *soap = NULL;
+	xmlNodePtr env = wss_envelope(doc, &soap), sec;
+
+	sec = xml_child(env != NULL ? xml_child(env, soap, "Header") : NULL,
+	    NS_WSSE, "Security");
+	return xml_child(xml_child(sec, NS_DS, "Signature"), NS_DS,
+	    "SignedInfo");
+}
+
+/* eb:Receipt/ebbp:NonRepudiationInformation of a Receipt, or NULL. */
+static xmlNodePtr
+wss_nrr_info(xmlDocPtr doc)
+{
+	const char *soap = NULL;
+	xmlNodePtr env = wss_envelope(doc, &soap), n;
+
+	n = env != NULL ? xml_child(env, soap, "Header") : NULL;
+	n = xml_child(xml_child(n, NS_EB, "Messaging"), NS_EB,
+	    "SignalMessage");
+	return xml_child(xml_child(n, NS_EB, "Receipt"), NS_EBBP,
+	    "NonRepudiationInformation");
+}
+
+/* Attribute name present on both x and y with the same value? */
+static int
+wss_nrr_attr_eq(const xmlNode *x, const xmlNode *y, const char *name)
+{
+	xmlChar *u = x != NULL ? xmlGetNoNsProp(x, (const xmlChar *)name) :
+	    NULL;
+	xmlChar *v = y != NULL ? xmlGetNoNsProp(y, (const xmlChar *)name) :
+	    NULL;
+	int eq = u != NULL && v != NULL && xmlStrEqual(u, v);
+
+	xmlFree(u);
+	xmlFree(v);
+	return eq;
+}
+
+/* The same non-empty text in x and y, blanks ignored (base64 may wrap)? */
+static int
+wss_nrr_text_eq(const xmlNode *x, const xmlNode *y)
+{
+	xmlChar *u = x != NULL ? xmlNodeGetContent(x) : NULL;
+	xmlChar *v = y != NULL ? xmlNodeGetContent(y) : NULL;
+	const xmlChar *p = u, *q = v;
+	int eq = u != NULL && v != NULL, chars = 0;
+
+	while (eq) {
+		while (*p != '\0' && xmlIsBlank_ch(*p))
+			p++;
+		while (*q != '\0' && xmlIsBlank_ch(*q))
+			q++;
+		if (*p != *q)
+			eq = 0;
+		else if (*p == '\0')
+			break;
+		p++;
+		q++;
+		chars++;
+	}
+	xmlFree(u);
+	xmlFree(v);
+	return eq && chars > 0;
+}
+
+/* Same URI, DigestMethod and DigestValue (AS4 profile 5.1.8 b)? */
+static int
+wss_nrr_ref_eq(const xmlNode *sent, const xmlNode *got)
+{
+	return wss_nrr_attr_eq(sent, got, "URI") &&
+	    wss_nrr_attr_eq(xml_child(sent, NS_DS, "DigestMethod"),
+	    xml_child(got, NS_DS, "DigestMethod"), "Algorithm") &&
+	    wss_nrr_text_eq(xml_child(sent, NS_DS, "DigestValue"),
+	    xml_child(got, NS_DS, "DigestValue"));
+}
+
+/* Count the MessagePartNRInformation elements (each one ds:Reference). */
+static int
+wss_nrr_count(const xmlNode *nri, size_t *ret_n)
+{
+	xmlNodePtr p;
+	size_t n = 0;
+
+	for (p = xml_child(nri, NULL, NULL); p != NULL;
+	    p = xml_next(p, NULL, NULL), n++)
+		if (!xml_is(p, NS_EBBP, "MessagePartNRInformation") ||
+		    xml_count(p, NULL, NULL) != 1 ||
+		    xml_child(p, NS_DS, "Reference") == NULL)
+			return -1;
+	*ret_n = n;
+	return 0;
+}
+
+/* Does the Receipt copy exactly the references we signed?  See wss.h. */
+int
+wss_nrr_match(xmlDocPtr sent, xmlDocPtr receipt, size_t *ret_n,
+    struct err *err)
+{
+	xmlNodePtr si = sent != NULL ? wss_nrr_signed_info(sent) : NULL;
+	xmlNodePtr nri = receipt != NULL ? wss_nrr_info(receipt) : NULL;
+	xmlNodePtr r, p;
+	size_t n_sent, n_got = 0, hits;
+
+	if (si == NULL)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "the sent message is not signed");
+	if (nri == NULL)
+		return wss_nrr_fail(err, "not a non-repudiation receipt");
+	if (wss_nrr_count(nri, &n_got) == -1)
+		return wss_nrr_fail(err, "malformed "
+		    "ebbp:MessagePartNRInformation");
+	n_sent = xml_count(si, NS_DS, "Reference");
+	if (n_got != n_sent)
+		return wss_nrr_fail(err, "other number of references");
+	for (r = xml_child(si, NS_DS, "Reference"); r != NULL;
+	    r = xml_next(r, NS_DS, "Reference")) {
+		hits = 0;
+		for (p = xml_child(nri, NULL, NULL); p != NULL;
+		    p = xml_next(p, NULL, NULL))
+			hits += (size_t)wss_nrr_ref_eq(r,
+			    xml_child(p, NS_DS, "Reference"));
+		if (hits != 1) {
+			xmlChar *uri = xmlGetNoNsProp(r,
+			    (const xmlChar *)"URI");
+
+			wss_nrr_fail(err, "a digest differs or is missing");
+			err_detail(err, "reference \"%s\"",
+			    uri != NULL ? (const char *)uri : "");
+			xmlFree(uri);
+			return -1;
+		}
+	}
+	*ret_n = n_sent;
+	return 0;
 }

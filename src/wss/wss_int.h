@@ -1,0 +1,183 @@
+/*
+ * wss_int — declarations shared between the files of src/wss only (xmlsec and
+ * OpenSSL types); other modules include wss.h.
+ */
+#ifndef AS4GW_WSS_INT_H
+#define AS4GW_WSS_INT_H
+
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+#include <xmlsec/keys.h>
+#include <xmlsec/transforms.h>
+
+#include "../util/arena.h"
+#include "wss.h"
+
+#define WSS_SWA_NS "http://docs.oasis-open.org/wss/oasis-wss-SwAProfile-1.1#"
+
+/* ---- wss.c ---- */
+
+/* Wrap an OpenSSL key as an xmlsec key; pkey is consumed in every case
+ * (freed on failure).  NULL on failure. */
+xmlSecKeyPtr wss_key_adopt(EVP_PKEY *pkey);
+
+/* ---- wss_decrypt.c: shared cipher helper ---- */
+
+/* EVP_CipherUpdate over any length in int-sized chunks (encrypting or
+ * decrypting, as c was initialised); bytes written to *ret_n.  0 / -1. */
+int wss_evp_update(EVP_CIPHER_CTX *c, unsigned char *out,
+    const unsigned char *in, size_t n, size_t *ret_n);
+
+/* ---- wss_swa.c: the SwA profile transforms and the cid: resolver ---- */
+
+/* Register the three SwA transforms and the cid: IO callback with xmlsec.
+ * Called once from wss_global_init() after xmlSecIOCleanupCallbacks(). */
+int wss_swa_init(struct err *err);
+
+/* Bind this thread's cid: resolver (and the SwA transforms) to the parts of
+ * the message being verified/decrypted; unbind when done.  Unbound, cid:
+ * resolves to nothing. */
+void wss_swa_bind(struct wss_part *parts, size_t n_parts);
+void wss_swa_unbind(void);
+
+/* The part with this Content-ID (from a "cid:" URI, %-decoded), or NULL. */
+struct wss_part *wss_swa_find(const char *uri);
+
+/*
+ * The octets a SwA signature transform digests for part, given the part's
+ * data (what cid: served): the canonical content (SwA 1.1 5.4.2: XML types
+ * exclusive c14n, other text/ types CRLF line ends, else unchanged),
+ * preceded for Attachment-Complete (complete != 0) by the canonical MIME
+ * headers (5.4.1) from part->headers (or, when NULL, its Content-ID and
+ * Content-Type).  Appended to out; -1 when the part cannot be canonicalized
+ * (XML that does not parse or has a DOCTYPE, malformed headers).
+ */
+int wss_swa_canon(const struct wss_part *part, const unsigned char *data,
+    size_t len, int complete, xmlSecBufferPtr out);
+
+/*
+ * For dsigCtx->referencePreExecuteCallback when cid: references are allowed
+ * (enabledReferenceUris has xmlSecTransformUriTypeRemote): refuses a cid:
+ * URI with a fragment and any XML transform in a chain from an attachment.
+ * Other URIs pass (0).
+ */
+int wss_swa_pre_exec(xmlSecTransformCtxPtr ctx);
+
+xmlSecTransformId wss_swa_content_sig_id(void);  /* #Attachment-Content-Signature-Transform */
+xmlSecTransformId wss_swa_complete_sig_id(void); /* #Attachment-Complete-Signature-Transform */
+xmlSecTransformId wss_swa_ciphertext_id(void);   /* #Attachment-Ciphertext-Transform */
+
+/* ---- wss_oaep.c: key transport xmlsec 1.2.37 lacks (OpenSSL 3 EVP) ---- */
+
+/* http://www.w3.org/2009/xmlenc11#rsa-oaep with ds:DigestMethod and xenc11:MGF children */
+xmlSecTransformId wss_oaep_xenc11_id(void);
+/* http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p with ds:DigestMethod (SHA-1 default, SHA-256 ...) */
+xmlSecTransformId wss_oaep_mgf1p_id(void);
+
+/*
+ * Can wss_oaep_run() handle this xenc:EncryptionMethod: Algorithm xenc11
+ * rsa-oaep, rsa-oaep-mgf1p or rsa-1_5, and only known children (at most one
+ * ds:DigestMethod sha1/sha224/sha256/sha384/sha512, one xenc11:MGF mgf1sha*
+ * for xenc11 only, one xenc:OAEPparams of at most 256 bytes; none for
+ * rsa-1_5)?  1 yes, 0 no.  No cryptography: used for the policy decision
+ * before any decryption (the caller checks the Algorithm against the leg).
+ */
+int wss_oaep_usable(const xmlNode *method);
+
+/*
+ * Key transport as the EncryptionMethod says, run through our xmlsec
+ * transform klass (rsa-1_5: xmlsec's own) in a private transform context:
+ * decrypt (encrypt == 0; key holds the RSA private key) or encrypt (key
+ * holds at least the public key).  The result (at most out_size bytes) goes
+ * to out and its length to *ret_len.  0 ok; -1 on any failure, with no
+ * reason (callers must not be able to tell failures apart).
+ */
+int wss_oaep_run(xmlNodePtr method, xmlSecKeyPtr key, int encrypt,
+    const unsigned char *in, size_t in_len, unsigned char *out,
+    size_t out_size, size_t *ret_len);
+
+/*
+ * Encrypt parts for recipient the eDelivery AS4 1.15 way (5.1.6): one
+ * random AES-128 key; xenc:EncryptedKey with xenc11 rsa-oaep + sha256
+ * DigestMethod + mgf1sha256, ds:KeyInfo a wsse:SecurityTokenReference with
+ * the recipient's X509SubjectKeyIdentifier, and a ReferenceList; one
+ * xenc:EncryptedData per part (aes128-gcm, Attachment-Content-Only,
+ * MimeType = the part's Content-Type, CipherReference cid: with the
+ * Attachment-Ciphertext-Transform).  They are prepended to security
+ * (WS-Security 1.1, 5: new elements go first), the EncryptedKey first.
+ * Each part's data becomes IV || ciphertext || tag (arena) and its
+ * content_type "application/octet-stream".  On failure (ERR_INTERNAL)
+ * neither doc nor parts have changed.  (In wss_oaep.c for file size; a
+ * wss_encrypt.c of its own would be the natural home.)
+ */
+int wss_encrypt_parts(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
+    struct wss_part *parts, size_t n, X509 *recipient, struct err *err);
+
+/* ---- wss_decrypt.c ---- */
+
+/*
+ * Decrypt what the Security header encrypts: xenc:EncryptedKey (key transport
+ * per pol->algs with pol->decrypt_key) and the xenc:EncryptedData it lists
+ * (CipherReference cid: + Attachment-Ciphertext-Transform, type
+ * Attachment-Content-Only or Attachment-Complete), replacing each part's
+ * data (and content_type for Complete).  Algorithms outside pol->algs ->
+ * EBMS:0103 (decided from the algorithm URIs before any crypto); every
+ * cryptographic or format failure -> EBMS:0102 with one fixed msg and no
+ * detail that differs between failures.  *ret_n_decrypted counts parts.
+ * Details: only direct children of security are considered; every
+ * EncryptedData there must be listed by exactly one EncryptedKey
+ * (DataReference "#id", or the bare id AS4.NET writes) and decrypt, else
+ * nothing changes; an EncryptedData Type other than the two SwA types ->
+ * EBMS:0103, as is an encrypted message when pol->decrypt_key is NULL; the
+ * OAEP DigestMethod/MGF need not be in pol->algs (SHA-1 is the default
+ * there and harmless) but must be known.  For Attachment-Complete also
+ * headers/headers_len become the decrypted MIME header block (its lines
+ * with their line ends, without the empty line).  No Security children to
+ * decrypt: 0 with *ret_n_decrypted = 0.  doc is not used.
+ */
+int wss_decrypt(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
+    struct wss_part *parts, size_t n_parts, const struct wss_policy *pol,
+    size_t *ret_n_decrypted, struct err *err);
+
+/*
+ * Block decryption per XML Encryption 1.1 (5.2): alg_uri xenc11
+ * aes128/192/256-gcm (IV = first 12 bytes, tag = last 16) or xenc
+ * aes128/192/256-cbc (IV = first 16 bytes, last octet = padding length).
+ * key_len must match the algorithm.  Plaintext in the arena.  0 ok, -1 on
+ * any failure (no reason).  Policy is the caller's business.
+ */
+int wss_decrypt_cipher(struct arena *a, const char *alg_uri,
+    const unsigned char *key, size_t key_len, const unsigned char *in,
+    size_t in_len, unsigned char **ret, size_t *ret_len);
+
+/* ---- wss_trust.c ---- */
+
+/*
+ * Resolve the signing certificate named by a ds:KeyInfo: a
+ * wsse:SecurityTokenReference to a wsse:BinarySecurityToken in doc (X509v3
+ * or X509PKIPathv1: leaf = last in path; the rest returned in *ret_chain),
+ * a KeyIdentifier (X509SubjectKeyIdentifier, or X509v3 with the certificate
+ * inline), or ds:X509Data/X509IssuerSerial — the last two resolved against
+ * the signer certificates of t.  Never ds:KeyValue.  The certificate and
+ * chain are owned by the arena; *ret_chain is NULL unless the token is a
+ * PKIPath (ret_chain may be NULL).  Also accepted: KeyIdentifier
+ * ThumbprintSHA1 (WSS 1.1), ds:X509SKI and ds:X509Certificate, ds:X509Data
+ * directly in ds:KeyInfo; a BST must sit in wsse:Security.
+ * Failure -> EBMS:0101.
+ */
+int wss_trust_resolve(const struct wss_trust *t, struct arena *a,
+    xmlDocPtr doc, xmlNodePtr key_info, X509 **ret_cert,
+    STACK_OF(X509) **ret_chain, struct err *err);
+
+/*
+ * The certificate may verify this leg's messages: it is one of t's signer
+ * certificates (DER-equal), it chains (with the untrusted chain) to one of
+ * t's anchors, and it and the chain are valid at at_ms (0 = now).  Else
+ * EBMS:0101 with the reason in err.detail.  Anchors need not be self-signed
+ * (X509_V_FLAG_PARTIAL_CHAIN: eDelivery AS4 1.15 allows chain prefixes); a
+ * keyUsage without digitalSignature is refused; no revocation check yet.
+ */
+int wss_trust_check(const struct wss_trust *t, X509 *cert,
+    STACK_OF(X509) *chain, int64_t at_ms, struct err *err);
+
+#endif

@@ -1,0 +1,831 @@
+/*
+ * wss_oaep.c — RSA key transport for XML Encryption as xmlsec transforms on
+ * OpenSSL 3 EVP, for what xmlsec 1.2.37 lacks:
+ *  - http://www.w3.org/2009/xmlenc11#rsa-oaep with ds:DigestMethod and
+ *    xenc11:MGF children (XML Encryption 1.1, 5.5.2), as eDelivery AS4 1.15
+ *    (5.1.6, "Key Transport") requires it with SHA-256 and mgf1sha256;
+ *  - http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p with a ds:DigestMethod
+ *    other than SHA-1 (Domibus, Holodeck and AS4.NET send SHA-256); MGF1 is
+ *    always SHA-1 there.
+ * Both read an optional xenc:OAEPparams (the OAEP label).  Also the sender
+ * side that uses them: wss_encrypt_parts() (`as4gw push --encrypt`).
+ *
+ * The klasses are deliberately not registered globally: xmlsec 1.2.37 looks
+ * an Algorithm up in its global list first (where its own rsa-oaep-mgf1p,
+ * SHA-1 only, would win) and applies a context's enabledTransforms list only
+ * afterwards.  wss_oaep_run() instead picks the klass from the Algorithm URI
+ * — which the caller has already checked against the leg's allowlist — and
+ * runs it in a private xmlSecTransformCtx, so no other klass can handle our
+ * key transport.  rsa-1_5 (only when a P-Mode allows it) runs xmlsec's own
+ * transform the same way.
+ */
+#include "wss_int.h"
+
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/rsa.h>
+#include <openssl/x509v3.h>
+
+#include <xmlsec/xmlsec.h>
+#include <xmlsec/base64.h>
+#include <xmlsec/buffer.h>
+#include <xmlsec/keys.h>
+#include <xmlsec/keysdata.h>
+#include <xmlsec/transforms.h>
+#include <xmlsec/openssl/crypto.h>
+#include <xmlsec/openssl/evp.h>
+
+#include "../util/codec.h"
+#include "../xml/xml.h"
+
+#define WSS_OAEP_XENC11 "http://www.w3.org/2009/xmlenc11#"
+#define WSS_OAEP_DSIG_MORE "http://www.w3.org/2001/04/xmldsig-more#"
+#define WSS_OAEP_URI_XENC11 WSS_OAEP_XENC11 "rsa-oaep"
+#define WSS_OAEP_URI_MGF1P NS_XENC "rsa-oaep-mgf1p"
+#define WSS_OAEP_URI_PKCS1 NS_XENC "rsa-1_5"
+
+/* Longest OAEP label (xenc:OAEPparams) we accept; real senders send none. */
+#define WSS_OAEP_MAX_LABEL 256
+/* Largest RSA modulus we handle, in bytes (8192 bits). */
+#define WSS_OAEP_MAX_IN 1024
+/* Payloads one wss_encrypt_parts() call encrypts. */
+#define WSS_OAEP_MAX_PARTS 64
+#define WSS_OAEP_GCM_IV 12         /* XML Encryption 1.1, 5.2.4 */
+#define WSS_OAEP_GCM_TAG 16
+
+/* Per-transform state, placed right after the xmlSecTransform. */
+struct wss_oaep_ctx {
+	const EVP_MD *md;                 /* OAEP digest (DigestMethod) */
+	const EVP_MD *mgf;                /* MGF1 digest */
+	unsigned char label[WSS_OAEP_MAX_LABEL];
+	size_t label_len;
+	EVP_PKEY *pkey;                   /* our reference to the RSA key */
+};
+
+#define WSS_OAEP_SIZE (sizeof(xmlSecTransform) + sizeof(struct wss_oaep_ctx))
+
+/* A digest by its DigestMethod URI and its xenc11 MGF URI. */
+struct wss_oaep_md {
+	const char *uri;
+	const char *mgf_uri;
+	const EVP_MD *(*md)(void);
+};
+
+/* XML Encryption 1.1, 5.4.2 (digests) and 5.5.2 (MGF1 variants). */
+static const struct wss_oaep_md wss_oaep_mds[] = {
+	{ NS_DS "sha1", WSS_OAEP_XENC11 "mgf1sha1", EVP_sha1 },
+	{ WSS_OAEP_DSIG_MORE "sha224", WSS_OAEP_XENC11 "mgf1sha224",
+	    EVP_sha224 },
+	{ NS_XENC "sha256", WSS_OAEP_XENC11 "mgf1sha256", EVP_sha256 },
+	{ WSS_OAEP_DSIG_MORE "sha384", WSS_OAEP_XENC11 "mgf1sha384",
+	    EVP_sha384 },
+	{ NS_XENC "sha512", WSS_OAEP_XENC11 "mgf1sha512", EVP_sha512 },
+};
+
+#define WSS_OAEP_N_MDS (sizeof(wss_oaep_mds) / sizeof(wss_oaep_mds[0]))
+
+/* Our state inside a transform object of one of our klasses. */
+static struct wss_oaep_ctx *
+wss_oaep_get(xmlSecTransformPtr t)
+{
+	return (struct wss_oaep_ctx *)(void *)((xmlSecByte *)t +
+	    sizeof(xmlSecTransform));
+}
+
+/* The digest named by a DigestMethod (mgf == 0) or MGF (mgf == 1)
+ * Algorithm attribute of node, or NULL when absent or unknown. */
+static const EVP_MD *
+wss_oaep_digest(const xmlNode *node, int mgf)
+{
+	xmlChar *uri = xmlGetNoNsProp(node, (const xmlChar *)"Algorithm");
+	const EVP_MD *md = NULL;
+	size_t i;
+
+	for (i = 0; uri != NULL && i < WSS_OAEP_N_MDS; i++) {
+		const char *want = mgf ? wss_oaep_mds[i].mgf_uri :
+		    wss_oaep_mds[i].uri;
+
+		if (strcmp((const char *)uri, want) == 0)
+			md = wss_oaep_mds[i].md();
+	}
+	xmlFree(uri);
+	return md;
+}
+
+/* Decode xenc:OAEPparams (base64) into the label; -1 when too long or bad. */
+static int
+wss_oaep_label(const xmlNode *node, struct wss_oaep_ctx *c)
+{
+	xmlChar *text = xmlNodeGetContent(node);
+	xmlSecSize n = 0;
+	int rc = -1;
+
+	/* 4/3 of the label plus generous room for white space */
+	if (text != NULL && xmlStrlen(text) <= 2 * WSS_OAEP_MAX_LABEL &&
+	    xmlSecBase64Decode_ex(text, c->label, sizeof(c->label), &n) == 0) {
+		c->label_len = n;
+		rc = 0;
+	}
+	xmlFree(text);
+	return rc;
+}
+
+/* Is node a text node holding only white space (or a comment)? */
+static int
+wss_oaep_ignorable(const xmlNode *node)
+{
+	if (node->type == XML_COMMENT_NODE)
+		return 1;
+	return node->type == XML_TEXT_NODE && xmlIsBlankNode(node);
+}
+
+/*
+ * The parameters in the children of an xenc:EncryptionMethod: at most one
+ * ds:DigestMethod (SHA-1 when absent), xenc11:MGF (only when xenc11; MGF1
+ * with SHA-1 when absent) and xenc:OAEPparams.  Anything else, a repeated
+ * child or an unknown digest is refused (-1).
+ */
+static int
+wss_oaep_params(const xmlNode *method, int xenc11, struct wss_oaep_ctx *c)
+{
+	const xmlNode *n;
+	int seen_md = 0, seen_mgf = 0, seen_label = 0, rc = 0;
+
+	c->md = EVP_sha1();
+	c->mgf = EVP_sha1();
+	c->label_len = 0;
+	for (n = method->children; n != NULL && rc == 0; n = n->next) {
+		if (wss_oaep_ignorable(n))
+			continue;
+		if (xml_is(n, NS_DS, "DigestMethod") && seen_md++ == 0)
+			rc = (c->md = wss_oaep_digest(n, 0)) != NULL ? 0 : -1;
+		else if (xenc11 && xml_is(n, WSS_OAEP_XENC11, "MGF") &&
+		    seen_mgf++ == 0)
+			rc = (c->mgf = wss_oaep_digest(n, 1)) != NULL ? 0 : -1;
+		else if (xml_is(n, NS_XENC, "OAEPparams") && seen_label++ == 0)
+			rc = wss_oaep_label(n, c);
+		else
+			rc = -1;
+	}
+	return rc;
+}
+
+/* xmlsec initialize method: SHA-1 defaults, no key. */
+static int
+wss_oaep_initialize(xmlSecTransformPtr t)
+{
+	struct wss_oaep_ctx *c = wss_oaep_get(t);
+
+	memset(c, 0, sizeof(*c));
+	c->md = EVP_sha1();
+	c->mgf = EVP_sha1();
+	return 0;
+}
+
+/* xmlsec finalize method: drop the key reference, wipe the state. */
+static void
+wss_oaep_finalize(xmlSecTransformPtr t)
+{
+	struct wss_oaep_ctx *c = wss_oaep_get(t);
+
+	EVP_PKEY_free(c->pkey);
+	OPENSSL_cleanse(c, sizeof(*c));
+}
+
+/* xmlsec readNode method of the xenc11 rsa-oaep klass. */
+static int
+wss_oaep_read_xenc11(xmlSecTransformPtr t, xmlNodePtr node,
+    xmlSecTransformCtxPtr tctx)
+{
+	(void)tctx;
+	return wss_oaep_params(node, 1, wss_oaep_get(t));
+}
+
+/* xmlsec readNode method of the rsa-oaep-mgf1p klass (no MGF child). */
+static int
+wss_oaep_read_mgf1p(xmlSecTransformPtr t, xmlNodePtr node,
+    xmlSecTransformCtxPtr tctx)
+{
+	(void)tctx;
+	return wss_oaep_params(node, 0, wss_oaep_get(t));
+}
+
+/* xmlsec setKeyReq method: an RSA key, private to decrypt, public to
+ * encrypt. */
+static int
+wss_oaep_set_key_req(xmlSecTransformPtr t, xmlSecKeyReqPtr req)
+{
+	req->keyId = xmlSecOpenSSLKeyDataRsaId;
+	if (t->operation == xmlSecTransformOperationEncrypt) {
+		req->keyType = xmlSecKeyDataTypePublic;
+		req->keyUsage = xmlSecKeyUsageEncrypt;
+	} else {
+		req->keyType = xmlSecKeyDataTypePrivate;
+		req->keyUsage = xmlSecKeyUsageDecrypt;
+	}
+	return 0;
+}
+
+/* xmlsec setKey method: keep a reference to the key's EVP_PKEY. */
+static int
+wss_oaep_set_key(xmlSecTransformPtr t, xmlSecKeyPtr key)
+{
+	struct wss_oaep_ctx *c = wss_oaep_get(t);
+	xmlSecKeyDataPtr value = xmlSecKeyGetValue(key);
+	EVP_PKEY *pkey;
+
+	if (value == NULL ||
+	    !xmlSecKeyDataCheckId(value, xmlSecOpenSSLKeyDataRsaId))
+		return -1;
+	pkey = xmlSecOpenSSLKeyDataRsaGetEvp(value);
+	if (pkey == NULL || EVP_PKEY_up_ref(pkey) != 1)
+		return -1;
+	EVP_PKEY_free(c->pkey);
+	c->pkey = pkey;
+	return 0;
+}
+
+/* An EVP context for RSA-OAEP with the transform's digests and label. */
+static EVP_PKEY_CTX *
+wss_oaep_pctx(const struct wss_oaep_ctx *c, int encrypt)
+{
+	EVP_PKEY_CTX *pctx = EVP_PKEY_CTX_new(c->pkey, NULL);
+	unsigned char *label = NULL;
+	int ok;
+
+	ok = pctx != NULL && (encrypt ? EVP_PKEY_encrypt_init(pctx) :
+	    EVP_PKEY_decrypt_init(pctx)) > 0 &&
+	    EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_OAEP_PADDING) > 0 &&
+	    EVP_PKEY_CTX_set_rsa_oaep_md(pctx, c->md) > 0 &&
+	    EVP_PKEY_CTX_set_rsa_mgf1_md(pctx, c->mgf) > 0;
+	if (ok && c->label_len > 0) {
+		/* set0 takes ownership of the copy only on success */
+		label = OPENSSL_memdup(c->label, c->label_len);
+		ok = label != NULL && EVP_PKEY_CTX_set0_rsa_oaep_label(pctx,
+		    label, (int)c->label_len) > 0;
+		if (ok)
+			label = NULL;
+	}
+	OPENSSL_free(label);
+	if (!ok) {
+		EVP_PKEY_CTX_free(pctx);
+		pctx = NULL;
+	}
+	return pctx;
+}
+
+/* Encrypt or decrypt the whole input buffer into the output buffer. */
+static int
+wss_oaep_process(xmlSecTransformPtr t)
+{
+	struct wss_oaep_ctx *c = wss_oaep_get(t);
+	xmlSecBufferPtr in = &t->inBuf, out = &t->outBuf;
+	int encrypt = t->operation == xmlSecTransformOperationEncrypt;
+	EVP_PKEY_CTX *pctx = NULL;
+	size_t out_len;
+	int rc = -1, r;
+
+	if (c->pkey == NULL || xmlSecBufferGetSize(out) != 0 ||
+	    (pctx = wss_oaep_pctx(c, encrypt)) == NULL)
+		goto out;
+	out_len = (size_t)EVP_PKEY_get_size(c->pkey);
+	if (out_len == 0 || out_len > WSS_OAEP_MAX_IN ||
+	    xmlSecBufferSetMaxSize(out, (xmlSecSize)out_len) < 0)
+		goto out;
+	if (encrypt)
+		r = EVP_PKEY_encrypt(pctx, xmlSecBufferGetData(out), &out_len,
+		    xmlSecBufferGetData(in), xmlSecBufferGetSize(in));
+	else
+		r = EVP_PKEY_decrypt(pctx, xmlSecBufferGetData(out), &out_len,
+		    xmlSecBufferGetData(in), xmlSecBufferGetSize(in));
+	if (r <= 0 || xmlSecBufferSetSize(out, (xmlSecSize)out_len) < 0 ||
+	    xmlSecBufferRemoveHead(in, xmlSecBufferGetSize(in)) < 0)
+		goto out;
+	rc = 0;
+out:
+	EVP_PKEY_CTX_free(pctx);
+	ERR_clear_error();
+	return rc;
+}
+
+/*
+ * xmlsec execute method: collect the input (at most one RSA block) and
+ * process it when the last chunk arrived.
+ */
+static int
+wss_oaep_execute(xmlSecTransformPtr t, int last, xmlSecTransformCtxPtr tctx)
+{
+	(void)tctx;
+	if (t->status == xmlSecTransformStatusNone)
+		t->status = xmlSecTransformStatusWorking;
+	if (t->status == xmlSecTransformStatusWorking) {
+		if (xmlSecBufferGetSize(&t->inBuf) > WSS_OAEP_MAX_IN)
+			return -1;
+		if (!last)
+			return 0;
+		if (wss_oaep_process(t) < 0)
+			return -1;
+		t->status = xmlSecTransformStatusFinished;
+		return 0;
+	}
+	/* finished: only an empty final push may follow */
+	return t->status == xmlSecTransformStatusFinished &&
+	    xmlSecBufferGetSize(&t->inBuf) == 0 ? 0 : -1;
+}
+
+static const xmlSecTransformKlass wss_oaep_xenc11_klass = {
+	sizeof(xmlSecTransformKlass), WSS_OAEP_SIZE,
+	(const xmlChar *)"wss-rsa-oaep-xenc11",
+	(const xmlChar *)WSS_OAEP_URI_XENC11,
+	xmlSecTransformUsageEncryptionMethod,
+	wss_oaep_initialize, wss_oaep_finalize,
+	wss_oaep_read_xenc11, NULL,
+	wss_oaep_set_key_req, wss_oaep_set_key, NULL,
+	xmlSecTransformDefaultGetDataType,
+	xmlSecTransformDefaultPushBin, xmlSecTransformDefaultPopBin,
+	NULL, NULL,
+	wss_oaep_execute,
+	NULL, NULL,
+};
+
+static const xmlSecTransformKlass wss_oaep_mgf1p_klass = {
+	sizeof(xmlSecTransformKlass), WSS_OAEP_SIZE,
+	(const xmlChar *)"wss-rsa-oaep-mgf1p",
+	(const xmlChar *)WSS_OAEP_URI_MGF1P,
+	xmlSecTransformUsageEncryptionMethod,
+	wss_oaep_initialize, wss_oaep_finalize,
+	wss_oaep_read_mgf1p, NULL,
+	wss_oaep_set_key_req, wss_oaep_set_key, NULL,
+	xmlSecTransformDefaultGetDataType,
+	xmlSecTransformDefaultPushBin, xmlSecTransformDefaultPopBin,
+	NULL, NULL,
+	wss_oaep_execute,
+	NULL, NULL,
+};
+
+/* The xenc11 rsa-oaep klass. */
+xmlSecTransformId
+wss_oaep_xenc11_id(void)
+{
+	return &wss_oaep_xenc11_klass;
+}
+
+/* The rsa-oaep-mgf1p klass (any DigestMethod, MGF1-SHA-1). */
+xmlSecTransformId
+wss_oaep_mgf1p_id(void)
+{
+	return &wss_oaep_mgf1p_klass;
+}
+
+/* The klass for an EncryptionMethod's Algorithm, or NULL when unknown. */
+static xmlSecTransformId
+wss_oaep_klass_of(const xmlNode *method)
+{
+	xmlChar *uri = xmlGetNoNsProp(method, (const xmlChar *)"Algorithm");
+	xmlSecTransformId id = NULL;
+
+	if (uri == NULL)
+		return NULL;
+	if (xmlStrEqual(uri, (const xmlChar *)WSS_OAEP_URI_XENC11))
+		id = wss_oaep_xenc11_id();
+	else if (xmlStrEqual(uri, (const xmlChar *)WSS_OAEP_URI_MGF1P))
+		id = wss_oaep_mgf1p_id();
+	else if (xmlStrEqual(uri, (const xmlChar *)WSS_OAEP_URI_PKCS1))
+		id = xmlSecOpenSSLTransformRsaPkcs1Id;
+	xmlFree(uri);
+	return id;
+}
+
+/* See wss_int.h: parameters checked without any cryptography. */
+int
+wss_oaep_usable(const xmlNode *method)
+{
+	xmlSecTransformId id = wss_oaep_klass_of(method);
+	struct wss_oaep_ctx c;
+	const xmlNode *n;
+
+	if (id == NULL)
+		return 0;
+	if (id == wss_oaep_xenc11_id() || id == wss_oaep_mgf1p_id())
+		return wss_oaep_params(method, id == wss_oaep_xenc11_id(),
+		    &c) == 0;
+	for (n = method->children; n != NULL; n = n->next)
+		if (!wss_oaep_ignorable(n))
+			return 0; /* rsa-1_5 has no parameters */
+	return 1;
+}
+
+/* Check the key against the transform's requirements and hand it over. */
+static int
+wss_oaep_key(xmlSecTransformPtr t, xmlSecKeyPtr key)
+{
+	xmlSecKeyReq req;
+	int rc = -1;
+
+	if (xmlSecKeyReqInitialize(&req) < 0)
+		return -1;
+	if (xmlSecTransformSetKeyReq(t, &req) == 0 &&
+	    xmlSecKeyMatch(key, NULL, &req) == 1 &&
+	    xmlSecTransformSetKey(t, key) == 0)
+		rc = 0;
+	xmlSecKeyReqFinalize(&req);
+	return rc;
+}
+
+/* See wss_int.h: key transport through our xmlsec transform. */
+int
+wss_oaep_run(xmlNodePtr method, xmlSecKeyPtr key, int encrypt,
+    const unsigned char *in, size_t in_len, unsigned char *out,
+    size_t out_size, size_t *ret_len)
+{
+	xmlSecTransformId id = wss_oaep_klass_of(method);
+	xmlSecTransformCtxPtr ctx = NULL;
+	xmlSecTransformPtr t;
+	xmlSecSize n;
+	int rc = -1;
+
+	if (id == NULL || key == NULL || in_len == 0 ||
+	    in_len > WSS_OAEP_MAX_IN || (ctx = xmlSecTransformCtxCreate()) ==
+	    NULL || (t = xmlSecTransformCtxCreateAndAppend(ctx, id)) == NULL)
+		goto out;
+	t->operation = encrypt ? xmlSecTransformOperationEncrypt :
+	    xmlSecTransformOperationDecrypt;
+	if ((id->readNode != NULL && id->readNode(t, method, ctx) < 0) ||
+	    wss_oaep_key(t, key) < 0 ||
+	    xmlSecTransformCtxBinaryExecute(ctx, in, (xmlSecSize)in_len) < 0 ||
+	    ctx->result == NULL)
+		goto out;
+	n = xmlSecBufferGetSize(ctx->result);
+	if (n == 0 || n > out_size)
+		goto out;
+	memcpy(out, xmlSecBufferGetData(ctx->result), n);
+	*ret_len = n;
+	rc = 0;
+out:
+	if (ctx != NULL)
+		xmlSecTransformCtxDestroy(ctx);
+	ERR_clear_error();
+	return rc;
+}
+
+/* ---- Encryption for `as4gw push --encrypt` (eDelivery AS4 1.15 5.1.6) ---- */
+
+#define WSS_OAEP_SKI "http://docs.oasis-open.org/wss/2004/01/" \
+	"oasis-200401-wss-x509-token-profile-1.0#X509SubjectKeyIdentifier"
+#define WSS_OAEP_BASE64 "http://docs.oasis-open.org/wss/2004/01/" \
+	"oasis-200401-wss-soap-message-security-1.0#Base64Binary"
+#define WSS_OAEP_WSSE11 "http://docs.oasis-open.org/wss/" \
+	"oasis-wss-wssecurity-secext-1.1.xsd"
+#define WSS_OAEP_TOKEN_EK "http://docs.oasis-open.org/wss/" \
+	"oasis-wss-soap-message-security-1.1#EncryptedKey"
+#define WSS_OAEP_KEY_LEN 16        /* aes128-gcm */
+
+/* The state of one wss_encrypt_parts() call. */
+struct wss_oaep_enc {
+	struct arena *a;
+	xmlDocPtr doc;
+	X509 *recipient;
+	unsigned char key[WSS_OAEP_KEY_LEN];
+	char ek_id[48];
+	xmlNodePtr ek, reflist;
+};
+
+/*
+ * A new element {href}name appended to parent (when not NULL), using the
+ * namespace declaration in scope at parent or declaring prefix on the new
+ * element itself.  NULL on failure.
+ */
+static xmlNodePtr
+wss_oaep_el(xmlDocPtr doc, xmlNodePtr parent, const char *href,
+    const char *prefix, const char *name)
+{
+	xmlNodePtr n = xmlNewDocNode(doc, NULL, (const xmlChar *)name, NULL);
+	xmlNsPtr ns = NULL;
+
+	if (n == NULL)
+		return NULL;
+	if (parent != NULL)
+		ns = xmlSearchNsByHref(doc, parent, (const xmlChar *)href);
+	if (ns == NULL)
+		ns = xmlNewNs(n, (const xmlChar *)href,
+		    (const xmlChar *)prefix);
+	if (ns == NULL || (parent != NULL && xmlAddChild(parent, n) == NULL)) {
+		xmlFreeNode(n);
+		return NULL;
+	}
+	xmlSetNs(n, ns);
+	return n;
+}
+
+/* Set an unqualified attribute; 1 ok, 0 failure (for && chains). */
+static int
+wss_oaep_set(xmlNodePtr n, const char *name, const char *value)
+{
+	return n != NULL && value != NULL &&
+	    xmlSetProp(n, (const xmlChar *)name, (const xmlChar *)value) !=
+	    NULL;
+}
+
+/* A new child element (see wss_oaep_el) with an Algorithm attribute. */
+static xmlNodePtr
+wss_oaep_alg_el(xmlDocPtr doc, xmlNodePtr parent, const char *href,
+    const char *name, const char *alg)
+{
+	const char *prefix = strcmp(href, NS_DS) == 0 ? "ds" :
+	    strcmp(href, NS_XENC) == 0 ? "xenc" : "xenc11";
+	xmlNodePtr n = wss_oaep_el(doc, parent, href, prefix, name);
+
+	return wss_oaep_set(n, "Algorithm", alg) ? n : NULL;
+}
+
+/* The recipient's SubjectKeyIdentifier in base64 (arena): the extension,
+ * else RFC 5280 4.2.1.2 method (1), SHA-1 of the public key bits. */
+static char *
+wss_oaep_enc_ski(struct arena *a, X509 *cert)
+{
+	const ASN1_OCTET_STRING *ski = X509_get0_subject_key_id(cert);
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+
+	if (ski != NULL)
+		return codec_base64(a, ASN1_STRING_get0_data(ski),
+		    (size_t)ASN1_STRING_length(ski));
+	if (X509_pubkey_digest(cert, EVP_sha1(), md, &len) != 1)
+		return NULL;
+	return codec_base64(a, md, len);
+}
+
+/* The recipient's RSA public key as an xmlsec key (caller destroys). */
+static xmlSecKeyPtr
+wss_oaep_enc_pubkey(X509 *cert)
+{
+	EVP_PKEY *pkey = X509_get_pubkey(cert);
+
+	if (pkey == NULL || EVP_PKEY_get_base_id(pkey) != EVP_PKEY_RSA) {
+		EVP_PKEY_free(pkey);
+		return NULL;
+	}
+	return wss_key_adopt(pkey);
+}
+
+/* EncryptedKey's ds:KeyInfo: a SecurityTokenReference with the
+ * recipient's X509SubjectKeyIdentifier (as Domibus 5 sends it). */
+static int
+wss_oaep_enc_ek_keyinfo(struct wss_oaep_enc *e)
+{
+	const char *ski = wss_oaep_enc_ski(e->a, e->recipient);
+	xmlNodePtr ki, str, kid = NULL;
+
+	ki = wss_oaep_el(e->doc, e->ek, NS_DS, "ds", "KeyInfo");
+	str = ki != NULL ? wss_oaep_el(e->doc, ki, NS_WSSE, "wsse",
+	    "SecurityTokenReference") : NULL;
+	if (str != NULL)
+		kid = wss_oaep_el(e->doc, str, NS_WSSE, "wsse",
+		    "KeyIdentifier");
+	if (ski == NULL ||
+	    !wss_oaep_set(kid, "EncodingType", WSS_OAEP_BASE64) ||
+	    !wss_oaep_set(kid, "ValueType", WSS_OAEP_SKI))
+		return -1;
+	xmlNodeAddContent(kid, (const xmlChar *)ski);
+	return 0;
+}
+
+/* RSA-encrypt the session key with the EncryptionMethod just written
+ * (through our xmlsec transform) into CipherData/CipherValue. */
+static int
+wss_oaep_enc_ek_cipher(struct wss_oaep_enc *e, xmlNodePtr method)
+{
+	xmlSecKeyPtr pub = wss_oaep_enc_pubkey(e->recipient);
+	unsigned char out[WSS_OAEP_MAX_IN];
+	const char *b64 = NULL;
+	xmlNodePtr cd, cv = NULL;
+	size_t n = 0;
+
+	if (pub != NULL && wss_oaep_run(method, pub, 1, e->key, sizeof(e->key),
+	    out, sizeof(out), &n) == 0)
+		b64 = codec_base64(e->a, out, n);
+	if (pub != NULL)
+		xmlSecKeyDestroy(pub);
+	cd = b64 != NULL ? wss_oaep_el(e->doc, e->ek, NS_XENC, "xenc",
+	    "CipherData") : NULL;
+	if (cd != NULL)
+		cv = wss_oaep_el(e->doc, cd, NS_XENC, "xenc",
+		    "CipherValue");
+	if (cv == NULL)
+		return -1;
+	xmlNodeAddContent(cv, (const xmlChar *)b64);
+	return 0;
+}
+
+/* The xenc:EncryptedKey (xenc11 rsa-oaep, sha256, mgf1sha256) with an
+ * empty ReferenceList, in e->ek / e->reflist. */
+static int
+wss_oaep_enc_ek(struct wss_oaep_enc *e)
+{
+	xmlDocPtr doc = e->doc;
+	xmlNodePtr m;
+	char uuid[37];
+
+	if (codec_uuid(uuid) < 0)
+		return -1;
+	(void)snprintf(e->ek_id, sizeof(e->ek_id), "EK-%s", uuid);
+	e->ek = wss_oaep_el(doc, NULL, NS_XENC, "xenc", "EncryptedKey");
+	if (!wss_oaep_set(e->ek, "Id", e->ek_id))
+		return -1;
+	m = wss_oaep_alg_el(doc, e->ek, NS_XENC, "EncryptionMethod",
+	    WSS_OAEP_URI_XENC11);
+	if (m == NULL ||
+	    wss_oaep_alg_el(doc, m, NS_DS, "DigestMethod",
+	    NS_XENC "sha256") == NULL ||
+	    wss_oaep_alg_el(doc, m, WSS_OAEP_XENC11, "MGF",
+	    WSS_OAEP_XENC11 "mgf1sha256") == NULL ||
+	    wss_oaep_enc_ek_keyinfo(e) < 0 || wss_oaep_enc_ek_cipher(e, m) < 0)
+		return -1;
+	e->reflist = wss_oaep_el(doc, e->ek, NS_XENC, "xenc",
+	    "ReferenceList");
+	return e->reflist != NULL ? 0 : -1;
+}
+
+/* "cid:" + the Content-ID, %-encoding what a URL may not hold (RFC 2392). */
+static char *
+wss_oaep_enc_cid(struct arena *a, const char *id)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i, j = 4, n = strlen(id);
+	char *out = arena_alloc(a, 4 + 3 * n + 1);
+	unsigned char c;
+
+	if (out == NULL)
+		return NULL;
+	memcpy(out, "cid:", 4);
+	for (i = 0; i < n; i++) {
+		c = (unsigned char)id[i];
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || strchr("-._~@!$&'()*+,;=:", c)) {
+			out[j++] = (char)c;
+			continue;
+		}
+		out[j++] = '%';
+		out[j++] = hex[c >> 4];
+		out[j++] = hex[c & 15];
+	}
+	out[j] = '\0';
+	return out;
+}
+
+/* EncryptedData's ds:KeyInfo: a reference to our EncryptedKey. */
+static int
+wss_oaep_enc_ed_keyinfo(struct wss_oaep_enc *e, xmlNodePtr ed)
+{
+	char uri[64];
+	xmlNodePtr ki, str, ref;
+	xmlNsPtr ns;
+
+	(void)snprintf(uri, sizeof(uri), "#%s", e->ek_id);
+	ki = wss_oaep_el(e->doc, ed, NS_DS, "ds", "KeyInfo");
+	str = ki != NULL ? wss_oaep_el(e->doc, ki, NS_WSSE, "wsse",
+	    "SecurityTokenReference") : NULL;
+	ns = str != NULL ? xmlNewNs(str, (const xmlChar *)WSS_OAEP_WSSE11,
+	    (const xmlChar *)"wsse11") : NULL;
+	if (ns == NULL || xmlNewNsProp(str, ns, (const xmlChar *)"TokenType",
+	    (const xmlChar *)WSS_OAEP_TOKEN_EK) == NULL)
+		return -1;
+	ref = wss_oaep_el(e->doc, str, NS_WSSE, "wsse", "Reference");
+	return wss_oaep_set(ref, "URI", uri) ? 0 : -1;
+}
+
+/* One xenc:EncryptedData for a part, listed in the ReferenceList. */
+static xmlNodePtr
+wss_oaep_enc_ed(struct wss_oaep_enc *e, const struct wss_part *part)
+{
+	const char *uri = wss_oaep_enc_cid(e->a, part->content_id);
+	xmlDocPtr doc = e->doc;
+	char uuid[37], id[48], ref[52];
+	xmlNodePtr ed = NULL, n = NULL;
+	int ok;
+
+	if (uri == NULL || codec_uuid(uuid) < 0)
+		return NULL;
+	(void)snprintf(id, sizeof(id), "ED-%s", uuid);
+	(void)snprintf(ref, sizeof(ref), "#%s", id);
+	ed = wss_oaep_el(doc, NULL, NS_XENC, "xenc", "EncryptedData");
+	ok = wss_oaep_set(ed, "Id", id) && (part->content_type == NULL ||
+	    wss_oaep_set(ed, "MimeType", part->content_type)) &&
+	    wss_oaep_set(ed, "Type", WSS_SWA_NS "Attachment-Content-Only") &&
+	    wss_oaep_alg_el(doc, ed, NS_XENC, "EncryptionMethod",
+	    WSS_OAEP_XENC11 "aes128-gcm") != NULL &&
+	    wss_oaep_enc_ed_keyinfo(e, ed) == 0 &&
+	    (n = wss_oaep_el(doc, ed, NS_XENC, "xenc", "CipherData")) != NULL &&
+	    (n = wss_oaep_el(doc, n, NS_XENC, "xenc", "CipherReference")) !=
+	    NULL && wss_oaep_set(n, "URI", uri) &&
+	    (n = wss_oaep_el(doc, n, NS_XENC, "xenc", "Transforms")) != NULL &&
+	    wss_oaep_alg_el(doc, n, NS_DS, "Transform",
+	    WSS_SWA_NS "Attachment-Ciphertext-Transform") != NULL &&
+	    wss_oaep_set(wss_oaep_el(doc, e->reflist, NS_XENC, "xenc",
+	    "DataReference"), "URI", ref);
+	if (!ok) {
+		xmlFreeNode(ed);
+		ed = NULL;
+	}
+	return ed;
+}
+
+/* AES-128-GCM with a random IV: IV || ciphertext || tag (arena). */
+static int
+wss_oaep_enc_gcm(struct arena *a, const unsigned char *key,
+    const unsigned char *in, size_t n, unsigned char **ret, size_t *ret_len)
+{
+	size_t total = WSS_OAEP_GCM_IV + n + WSS_OAEP_GCM_TAG, got = 0;
+	unsigned char *out = arena_alloc(a, total);
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	int fin = 0, rc = -1;
+
+	if (out == NULL || c == NULL || (n > 0 && in == NULL) ||
+	    RAND_bytes(out, WSS_OAEP_GCM_IV) != 1)
+		goto out;
+	if (EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), NULL, NULL, NULL) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, WSS_OAEP_GCM_IV,
+	    NULL) != 1 ||
+	    EVP_EncryptInit_ex(c, NULL, NULL, key, out) != 1 ||
+	    wss_evp_update(c, out + WSS_OAEP_GCM_IV, in, n, &got) < 0 ||
+	    EVP_EncryptFinal_ex(c, out + WSS_OAEP_GCM_IV + got, &fin) != 1 ||
+	    got != n || EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG,
+	    WSS_OAEP_GCM_TAG, out + WSS_OAEP_GCM_IV + n) != 1)
+		goto out;
+	*ret = out;
+	*ret_len = total;
+	rc = 0;
+out:
+	EVP_CIPHER_CTX_free(c);
+	return rc;
+}
+
+/* Prepend the EncryptedKey and then the EncryptedData elements to the
+ * Security header (WS-Security 1.1, 5). */
+static int
+wss_oaep_enc_insert(xmlNodePtr security, xmlNodePtr ek, xmlNodePtr *eds,
+    size_t n)
+{
+	xmlNodePtr first = security->children;
+	size_t i;
+
+	for (i = 0; i <= n; i++) {
+		xmlNodePtr node = i == 0 ? ek : eds[i - 1];
+
+		if ((first != NULL ? xmlAddPrevSibling(first, node) :
+		    xmlAddChild(security, node)) == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+/* Encrypt the parts for recipient; see wss_int.h. */
+int
+wss_encrypt_parts(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
+    struct wss_part *parts, size_t n, X509 *recipient, struct err *err)
+{
+	struct wss_oaep_enc e = { .a = a, .doc = doc, .recipient = recipient };
+	xmlNodePtr *eds = NULL;
+	unsigned char **ct = NULL;
+	size_t *ct_len = NULL, i, built = 0;
+	int rc = -1;
+
+	if (n == 0 || n > WSS_OAEP_MAX_PARTS || security == NULL ||
+	    recipient == NULL || (eds = arena_calloc(a, n, sizeof(*eds))) ==
+	    NULL || (ct = arena_calloc(a, n, sizeof(*ct))) == NULL ||
+	    (ct_len = arena_calloc(a, n, sizeof(*ct_len))) == NULL ||
+	    RAND_bytes(e.key, sizeof(e.key)) != 1 || wss_oaep_enc_ek(&e) < 0)
+		goto out;
+	for (built = 0; built < n; built++) {
+		const struct wss_part *p = &parts[built];
+
+		if (p->content_id == NULL || wss_oaep_enc_gcm(a, e.key,
+		    p->data, p->len, &ct[built], &ct_len[built]) < 0 ||
+		    (eds[built] = wss_oaep_enc_ed(&e, p)) == NULL)
+			goto out;
+	}
+	if (wss_oaep_enc_insert(security, e.ek, eds, n) < 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		parts[i].data = ct[i];
+		parts[i].len = ct_len[i];
+		parts[i].content_type = "application/octet-stream";
+	}
+	rc = 0;
+out:
+	if (rc != 0) {
+		for (i = 0; i < built; i++) {
+			xmlUnlinkNode(eds[i]);
+			xmlFreeNode(eds[i]);
+		}
+		xmlUnlinkNode(e.ek);
+		xmlFreeNode(e.ek);
+		err_set(err, ERR_INTERNAL, NULL,
+		    "could not encrypt the payloads");
+	}
+	OPENSSL_cleanse(e.key, sizeof(e.key));
+	return rc;
+}
