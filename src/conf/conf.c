@@ -25,6 +25,7 @@
 #include <libxml/xmlschemas.h>
 
 #include "../util/arena.h"
+#include "../util/clock.h"
 #include "../xml/xml.h"
 
 #define CONF_SCHEMA "as4gw-config.xsd"
@@ -245,7 +246,7 @@ conf_resolve(const struct conf_ctx *x, const char *rel)
 }
 
 /* Resolve *p in place (see conf_resolve). */
-static int
+int
 conf_resolve_in_place(const struct conf_ctx *x, char **p)
 {
 	char *r;
@@ -425,29 +426,52 @@ conf_store(const struct conf_ctx *x, const xmlNode *gw)
 	return 0;
 }
 
-/* A certificate + key pair element (<tls>, <signing>): resolved paths and
- * lines; both or neither. */
-static int
-conf_pair(struct conf_ctx *x, const xmlNode *n, char **cert, char **key,
-    long *cert_line, long *key_line)
+/* Queue a file for conf_files_check (see conf_int.h). */
+int
+conf_file_later(struct conf_ctx *x, const xmlNode *n, const char *what,
+    const char *path)
+{
+	struct conf_file *f = arena_calloc(x->a, 1, sizeof(*f));
+
+	if (f == NULL)
+		return conf_oom(x);
+	f->line = xmlGetLineNo(n);
+	f->what = what;
+	f->path = path;
+	*x->files_tail = f;
+	x->files_tail = &f->next;
+	return 0;
+}
+
+/* A certificate + key pair element: both or neither; see conf_int.h. */
+int
+conf_pair(struct conf_ctx *x, const xmlNode *n, const char *prefix,
+    char **cert, char **key)
 {
 	xmlNodePtr cn = xml_child(n, CONF_NS, "certificate");
 	xmlNodePtr kn = xml_child(n, CONF_NS, "key");
-	const char *what = (const char *)n->name;
+	const char *what = (const char *)n->name, *wc, *wk;
 
 	if (cn == NULL && kn == NULL)
-		return conf_fail(x, n, "%s: certificate and key missing", what);
+		return conf_fail(x, n, "%s%s: certificate and key missing",
+		    prefix, what);
 	if (cn == NULL)
-		return conf_fail(x, n, "%s: key without certificate", what);
+		return conf_fail(x, n, "%s%s: key without certificate", prefix,
+		    what);
 	if (kn == NULL)
-		return conf_fail(x, n, "%s: certificate without key", what);
+		return conf_fail(x, n, "%s%s: certificate without key", prefix,
+		    what);
+	wc = arena_sprintf(x->a, "%s%s certificate", prefix, what);
+	wk = arena_sprintf(x->a, "%s%s key", prefix, what);
+	if (wc == NULL || wk == NULL)
+		return conf_oom(x);
 	if (conf_elem_text(x, cn, cert) == -1 ||
 	    conf_elem_text(x, kn, key) == -1 ||
 	    conf_resolve_in_place(x, cert) == -1 ||
-	    conf_resolve_in_place(x, key) == -1)
+	    conf_resolve_in_place(x, key) == -1 ||
+	    conf_file_later(x, cn, wc, *cert) == -1 ||
+	    conf_file_later(x, kn, wk, *key) == -1)
 		return -1;
-	*cert_line = xmlGetLineNo(cn);
-	*key_line = xmlGetLineNo(kn);
 	return 0;
 }
 
@@ -510,6 +534,35 @@ conf_retention(const struct conf_ctx *x, const xmlNode *gw)
 	return 0;
 }
 
+/*
+ * <replay><verifyAt>: the instant certificate validity and wsu:Timestamp
+ * freshness are evaluated at, for replaying recorded traffic (issue 3).
+ * The schema checked the xsd:dateTime form; 0 means "now" in struct conf,
+ * so the instant must lie after the epoch.
+ */
+static int
+conf_replay(const struct conf_ctx *x, const xmlNode *gw)
+{
+	xmlNodePtr n = xml_child(xml_child(gw, CONF_NS, "replay"), CONF_NS,
+	    "verifyAt");
+	const char *s;
+	int64_t ms = 0;
+
+	if (n == NULL)
+		return 0;
+	s = xml_text(x->a, n);
+	if (s == NULL)
+		return conf_oom(x);
+	if (clock_parse_iso8601(s, &ms) == -1)
+		return conf_fail(x, n, "replay/verifyAt: \"%s\" is not an "
+		    "xsd:dateTime", s);
+	if (ms <= 0)
+		return conf_fail(x, n, "replay/verifyAt: \"%s\" is not after "
+		    "1970-01-01T00:00:00Z", s);
+	x->c->verify_at_ms = ms;
+	return 0;
+}
+
 /* <gateway>: every setting, in document-independent order. */
 static int
 conf_gateway(struct conf_ctx *x, const xmlNode *gw)
@@ -529,16 +582,16 @@ conf_gateway(struct conf_ctx *x, const xmlNode *gw)
 	if (r == 1)
 		x->c->threads = (unsigned)v;
 	n = xml_child(gw, CONF_NS, "tls");
-	if (n != NULL && conf_pair(x, n, &x->c->tls_cert, &x->c->tls_key,
-	    &x->line_tls_cert, &x->line_tls_key) == -1)
+	if (n != NULL && conf_pair(x, n, "", &x->c->tls_cert,
+	    &x->c->tls_key) == -1)
 		return -1;
 	n = xml_child(gw, CONF_NS, "signing");
 	if (n == NULL)
 		return conf_fail(x, gw, "gateway: signing missing");
-	if (conf_pair(x, n, &x->c->sign_cert, &x->c->sign_key,
-	    &x->line_sign_cert, &x->line_sign_key) == -1)
+	if (conf_pair(x, n, "", &x->c->sign_cert, &x->c->sign_key) == -1 ||
+	    conf_limits(x, gw) == -1 || conf_replay(x, gw) == -1)
 		return -1;
-	return conf_limits(x, gw) == -1 ? -1 : conf_retention(x, gw);
+	return conf_retention(x, gw);
 }
 
 /* A file the gateway will read at start-up: must open and be regular. */
@@ -570,20 +623,16 @@ out:
 	return rc;
 }
 
-/* Files last: structural problems are reported before environment ones. */
+/* Files last: structural problems are reported before environment ones;
+ * in document order (gateway first, then the legs). */
 static int
 conf_files_check(const struct conf_ctx *x)
 {
-	const struct conf *c = x->c;
+	const struct conf_file *f;
 
-	if (conf_file_ok(x, x->line_sign_cert, "signing certificate",
-	    c->sign_cert) == -1 ||
-	    conf_file_ok(x, x->line_sign_key, "signing key",
-	    c->sign_key) == -1 ||
-	    conf_file_ok(x, x->line_tls_cert, "tls certificate",
-	    c->tls_cert) == -1 ||
-	    conf_file_ok(x, x->line_tls_key, "tls key", c->tls_key) == -1)
-		return -1;
+	for (f = x->files; f != NULL; f = f->next)
+		if (conf_file_ok(x, f->line, f->what, f->path) == -1)
+			return -1;
 	return 0;
 }
 
@@ -725,6 +774,7 @@ conf_load(const char *path, struct conf **ret, struct err *err)
 	int rc = -1;
 
 	memset(&x, 0, sizeof(x));
+	x.files_tail = &x.files;
 	x.path = path != NULL ? path : "(null)";
 	x.err = err;
 	x.a = arena_new(0);

@@ -6,12 +6,15 @@
  * A struct conf is immutable once loaded and has one owner; relative paths in
  * the file are resolved against the file's directory at load time.  Every
  * char * in it (and in its legs) is malloc'd and owned by the struct conf;
- * conf_free() frees them all.
+ * conf_free() frees them all (the char ** arrays of a leg too: the array
+ * and each string).  Every file path in it has been resolved and found
+ * readable at load; conf does not parse certificates or keys.
  */
 #ifndef AS4GW_CONF_H
 #define AS4GW_CONF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../util/err.h"
 
@@ -31,9 +34,34 @@ struct pmode_leg {
 	char *service;
 	char *service_type;     /* NULL = no type */
 	char *action;
-	/* security policy (enforced from issue 3 on; parsed and kept now) */
+	/* security policy: <security> (issue 3, inbound WS-Security) */
 	enum conf_policy signing;     /* default REQUIRED */
 	enum conf_policy encryption;  /* default OPTIONAL */
+	/*
+	 * <signer><certificate>: PEM files with the certificate(s) bound to
+	 * the leg's eb:From party, the only keys allowed to sign its messages.
+	 * Never empty when signing is REQUIRED or OPTIONAL (the load refuses
+	 * that); may be empty (NULL, 0) when signing is NEVER.
+	 */
+	char **signer_certs;
+	size_t n_signer_certs;
+	/* <trust><anchor>: CA certificates (PEM) the signer's chain must
+	 * reach; never empty when there are signer_certs (a self-signed
+	 * partner certificate is listed as its own anchor). */
+	char **trust_anchors;
+	size_t n_trust_anchors;
+	/* <decryption>: the gateway's certificate and key (PEM) for payloads
+	 * encrypted to it on this leg.  Never NULL after conf_load(): without
+	 * <decryption> they are copies of the gateway's sign_cert/sign_key. */
+	char *decrypt_cert;
+	char *decrypt_key;
+	/* <algorithms>: allowed algorithm short names separated by single
+	 * spaces ("rsa-sha256 sha256 rsa-oaep aes128-gcm"), every name one of
+	 * the schema's enumeration; NULL = the default set (everything but
+	 * rsa-1_5 and aes-cbc).  The gateway turns it into bits with
+	 * wss_alg_parse(); conf does not depend on wss. */
+	char *algorithms;
+	unsigned timestamp_skew_s;    /* timestampSkewSeconds, default 300, 0..3600 */
 	int receipt_nrr;              /* 1: NRR receipt for signed messages (default) */
 	int retention_days;           /* 0 = the gateway default */
 };
@@ -65,6 +93,14 @@ struct conf {
 	int retention_days;      /* default 30 */
 	int retry_window_days;   /* partnerRetryWindowDays: retention may not be shorter; default 7 */
 	struct conf_limits limits;
+	/*
+	 * <replay><verifyAt>: evaluate certificate validity and wsu:Timestamp
+	 * freshness at this instant (ms since the epoch) instead of now, to
+	 * replay recorded traffic.  0 = now (the default).  NEVER in
+	 * production: expired certificates and stale messages would be accepted;
+	 * the gateway must log loudly when it is set.
+	 */
+	int64_t verify_at_ms;
 	struct pmode_leg *legs;
 	size_t n_legs;
 };
@@ -88,6 +124,9 @@ int conf_parse_listen(const char *s, char **ret_host, int *ret_port);
 
 /* The default limits documented in struct conf_limits. */
 void conf_limits_default(struct conf_limits *lim);
+
+/* Default of pmode_leg.timestamp_skew_s (seconds). */
+#define CONF_SKEW_DEFAULT 300u
 
 /* "required", "optional" or "never". */
 const char *conf_policy_name(enum conf_policy p);

@@ -21,6 +21,15 @@
 #define CONF_NS "urn:as4gw:config:1"
 #define CONF_DAYS_MAX 36500ULL
 
+/* A file the configuration names, checked for readability once the
+ * structure is known to be right (environment problems come last). */
+struct conf_file {
+	struct conf_file *next;
+	long line;            /* of the element naming it */
+	const char *what;     /* "signing key", "pmode \"a\": trust anchor" */
+	const char *path;     /* resolved; owned by the struct conf */
+};
+
 /* State of one conf_load(): where messages point and what is being built. */
 struct conf_ctx {
 	const char *path;     /* the file, as given */
@@ -29,7 +38,7 @@ struct conf_ctx {
 	struct conf *c;
 	struct err *err;
 	long *leg_lines;      /* line of each <pmode>, for cross-leg messages */
-	long line_sign_cert, line_sign_key, line_tls_cert, line_tls_key;
+	struct conf_file *files, **files_tail;   /* in the arena, in order */
 };
 
 /* conf.c: helpers for reading the configuration document. */
@@ -69,6 +78,25 @@ int conf_attr(const struct conf_ctx *x, const xmlNode *n, const char *name,
 int conf_uint(const struct conf_ctx *x, const xmlNode *parent,
     const char *name, unsigned long long min, unsigned long long max,
     unsigned long long *ret);
+
+/* Resolve *p in place against the config file's directory (absolute
+ * paths and a file without directory part stay as they are). */
+int conf_resolve_in_place(const struct conf_ctx *x, char **p);
+
+/* Queue path (named by element n, described by what; both must outlive the
+ * load: what in x->a or static, path in x->c) for the readability check
+ * that ends the load. */
+int conf_file_later(struct conf_ctx *x, const xmlNode *n, const char *what,
+    const char *path);
+
+/*
+ * A <certificate> + <key> element n (<tls>, <signing>, a leg's
+ * <decryption>): both or neither, trimmed, resolved into *cert and *key,
+ * queued for the file check.  prefix starts every message ("" or
+ * "pmode \"a\": ").
+ */
+int conf_pair(struct conf_ctx *x, const xmlNode *n, const char *prefix,
+    char **cert, char **key);
 
 /* conf_leg.c: P-Mode legs. */
 

@@ -3,7 +3,11 @@
  * struct pmode_leg (collaboration info, parties, security and receipt
  * policy, retention), then the checks across legs that the schema cannot
  * express: unique ids, and no two legs one message could match (pmode_match
- * would have to guess).  conf.c drives the load; see conf_int.h.
+ * would have to guess).  The <security> of a leg names files (signer
+ * certificates, trust anchors, decryption pair) that are resolved here and
+ * checked for readability at the end of the load; certificates are not
+ * parsed here (the gateway loads them through wss).  conf.c drives the
+ * load; see conf_int.h.
  */
 #include "conf_int.h"
 
@@ -125,17 +129,139 @@ conf_leg_collab(const struct conf_ctx *x, const xmlNode *node,
 	return r == -1 ? -1 : 0;
 }
 
-/* One <pmode> element into leg. */
+/* Replace each run of XML white space in s by one space; s is trimmed
+ * (an <algorithms> list, so the gateway sees names and single spaces). */
+static void
+conf_leg_collapse(char *s)
+{
+	char *start = s, *w = s;
+
+	for (; *s != '\0'; s++) {
+		if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') {
+			if (w > start && w[-1] != ' ')
+				*w++ = ' ';
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+/*
+ * Every child `name` of parent (<signer><certificate>, <trust><anchor>):
+ * a file name, resolved, into the malloc'd array *ret of *ret_n, queued for
+ * the file check as `pmode "id": signer certificate`.  The schema bounds
+ * the count and requires at least one.
+ */
 static int
-conf_leg_one(const struct conf_ctx *x, const xmlNode *node,
+conf_leg_files(struct conf_ctx *x, const struct pmode_leg *leg,
+    const xmlNode *parent, const char *name, char ***ret, size_t *ret_n)
+{
+	size_t n = xml_count(parent, CONF_NS, name), i = 0;
+	const char *what;
+	xmlNodePtr e;
+
+	if (n == 0)
+		return conf_fail(x, parent, "pmode \"%s\": %s: %s missing",
+		    leg->id, (const char *)parent->name, name);
+	what = arena_sprintf(x->a, "pmode \"%s\": %s %s", leg->id,
+	    (const char *)parent->name, name);
+	*ret = calloc(n, sizeof(**ret));
+	if (what == NULL || *ret == NULL)
+		return conf_oom(x);
+	*ret_n = n;     /* NULL entries until read: conf_leg_free copes */
+	for (e = xml_child(parent, CONF_NS, name); e != NULL && i < n;
+	    e = xml_next(e, CONF_NS, name), i++)
+		if (conf_elem_text(x, e, &(*ret)[i]) == -1 ||
+		    conf_resolve_in_place(x, &(*ret)[i]) == -1 ||
+		    conf_file_later(x, e, what, (*ret)[i]) == -1)
+			return -1;
+	return 0;
+}
+
+/*
+ * <signer> and <trust> of a leg's <security> (sec, may be NULL).  A leg
+ * that may receive signed messages must say whose signature it trusts
+ * (issue 3: the certificate bound to the leg's eb:From party), and a signer
+ * needs the anchors its chain must reach: no implicit trust, not even in a
+ * self-signed certificate.
+ */
+static int
+conf_leg_trust(struct conf_ctx *x, const xmlNode *node, const xmlNode *sec,
     struct pmode_leg *leg)
 {
+	xmlNodePtr signer = xml_child(sec, CONF_NS, "signer");
+	xmlNodePtr trust = xml_child(sec, CONF_NS, "trust");
+
+	if (signer == NULL && leg->signing != CONF_NEVER)
+		return conf_fail(x, sec != NULL ? sec : node, "pmode \"%s\": "
+		    "signing is %s but no <signer> names the partner "
+		    "certificate(s) trusted to sign", leg->id,
+		    conf_policy_name(leg->signing));
+	if (signer != NULL && trust == NULL)
+		return conf_fail(x, signer, "pmode \"%s\": <signer> without "
+		    "<trust>: list the CA(s) its chain must reach (a "
+		    "self-signed certificate as its own <anchor>)", leg->id);
+	if (signer != NULL && conf_leg_files(x, leg, signer, "certificate",
+	    &leg->signer_certs, &leg->n_signer_certs) == -1)
+		return -1;
+	if (trust != NULL && conf_leg_files(x, leg, trust, "anchor",
+	    &leg->trust_anchors, &leg->n_trust_anchors) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * The rest of a leg's <security> (sec, may be NULL): the decryption pair
+ * (default: copies of the gateway's signing pair), the algorithm list
+ * (NULL = default; the schema refused unknown names) and the wsu:Timestamp
+ * skew.
+ */
+static int
+conf_leg_crypto(struct conf_ctx *x, const xmlNode *sec, struct pmode_leg *leg)
+{
+	xmlNodePtr dec = xml_child(sec, CONF_NS, "decryption");
+	unsigned long long v;
+	int r;
+
+	if (dec != NULL) {
+		const char *prefix = arena_sprintf(x->a, "pmode \"%s\": ",
+		    leg->id);
+
+		if (prefix == NULL)
+			return conf_oom(x);
+		if (conf_pair(x, dec, prefix, &leg->decrypt_cert,
+		    &leg->decrypt_key) == -1)
+			return -1;
+	} else {
+		leg->decrypt_cert = strdup(x->c->sign_cert);
+		leg->decrypt_key = strdup(x->c->sign_key);
+		if (leg->decrypt_cert == NULL || leg->decrypt_key == NULL)
+			return conf_oom(x);
+	}
+	r = conf_text(x, sec, "algorithms", &leg->algorithms);
+	if (r == -1)
+		return -1;
+	if (r == 1)
+		conf_leg_collapse(leg->algorithms);
+	r = conf_uint(x, sec, "timestampSkewSeconds", 0, 3600, &v);
+	if (r == 1)
+		leg->timestamp_skew_s = (unsigned)v;
+	return r == -1 ? -1 : 0;
+}
+
+/* One <pmode> element into leg. */
+static int
+conf_leg_one(struct conf_ctx *x, const xmlNode *node, struct pmode_leg *leg)
+{
+	xmlNodePtr sec = xml_child(node, CONF_NS, "security");
 	unsigned long long v;
 	int r;
 
 	leg->signing = CONF_REQUIRED;
 	leg->encryption = CONF_OPTIONAL;
 	leg->receipt_nrr = 1;
+	leg->timestamp_skew_s = CONF_SKEW_DEFAULT;
 	if (conf_attr(x, node, "id", &leg->id) == -1)
 		return -1;
 	if (leg->id == NULL)
@@ -145,7 +271,9 @@ conf_leg_one(const struct conf_ctx *x, const xmlNode *node,
 	    &leg->from) == -1 ||
 	    conf_leg_party(x, leg, xml_child(node, CONF_NS, "to"),
 	    &leg->to) == -1 ||
-	    conf_leg_policy(x, node, leg) == -1)
+	    conf_leg_policy(x, node, leg) == -1 ||
+	    conf_leg_trust(x, node, sec, leg) == -1 ||
+	    conf_leg_crypto(x, sec, leg) == -1)
 		return -1;
 	r = conf_uint(x, node, "retentionDays", 1, CONF_DAYS_MAX, &v);
 	if (r == -1)
@@ -239,6 +367,17 @@ conf_leg_check(const struct conf_ctx *x)
 	return 0;
 }
 
+/* Free an array of n strings and the array. */
+static void
+conf_leg_strv_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 /* Free the strings of a party (not the struct). */
 static void
 conf_leg_party_free(struct conf_party *p)
@@ -262,4 +401,9 @@ conf_leg_free(struct pmode_leg *leg)
 	free(leg->service);
 	free(leg->service_type);
 	free(leg->action);
+	conf_leg_strv_free(leg->signer_certs, leg->n_signer_certs);
+	conf_leg_strv_free(leg->trust_anchors, leg->n_trust_anchors);
+	free(leg->decrypt_cert);
+	free(leg->decrypt_key);
+	free(leg->algorithms);
 }

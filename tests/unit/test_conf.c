@@ -1,7 +1,8 @@
 /*
  * test_conf — configuration loading: every refusal of conf_load() (one
  * fixture per problem under tests/unit/conf/), the defaults, relative path
- * resolution, a fully populated file, the shipped conf/as4gw.xml, and
+ * resolution, a fully populated file (with the per-leg WS-Security section
+ * and the gateway's replay instant), the shipped conf/as4gw.xml, and
  * conf_parse_listen().
  *
  * The tests run from the source root (main() changes directory) so fixture
@@ -67,13 +68,51 @@ static const struct conf_bad_case conf_bad_cases[] = {
 	    "partnerRetryWindowDays (7)", 5 },
 	{ FIX "retention-window.xml", "retentionDays (30) is shorter than "
 	    "partnerRetryWindowDays (45)", 4 },
-	{ FIX "leg-retention.xml", "pmode \"a\": retentionDays (3) is shorter", 15 },
-	{ FIX "dup-id.xml", "duplicate pmode id \"a\" (first at line 10)", 16 },
-	{ FIX "ambiguous.xml", "pmode \"b\" is ambiguous", 16 },
+	{ FIX "leg-retention.xml", "pmode \"a\": retentionDays (3) is shorter", 16 },
+	{ FIX "dup-id.xml", "duplicate pmode id \"a\" (first at line 10)", 17 },
+	{ FIX "ambiguous.xml", "pmode \"b\" is ambiguous", 17 },
 	{ FIX "ambiguous-role.xml", "pmode \"b\" is ambiguous: a message could "
-	    "match it and pmode \"a\" (line 10)", 16 },
+	    "match it and pmode \"a\" (line 10)", 17 },
 	{ FIX "service-not-uri.xml", "service \"orders\" has no type and is not "
 	    "a URI", 13 },
+	/* issue 3: per-leg WS-Security */
+	{ FIX "sec-no-security.xml", "pmode \"a\": signing is required but no "
+	    "<signer> names the partner certificate(s)", 10 },
+	{ FIX "sec-signer-missing.xml", "pmode \"a\": signing is required but "
+	    "no <signer>", 15 },
+	{ FIX "sec-signer-optional.xml", "pmode \"a\": signing is optional but "
+	    "no <signer>", 15 },
+	{ FIX "sec-no-trust.xml", "pmode \"a\": <signer> without <trust>: "
+	    "list the CA(s) its chain must reach (a self-signed certificate as "
+	    "its own <anchor>)", 16 },
+	{ FIX "sec-signer-unreadable.xml", "pmode \"a\": signer certificate: "
+	    "could not open file \"" FIX "missing-cert.pem\"", 18 },
+	{ FIX "sec-anchor-unreadable.xml", "pmode \"a\": trust anchor: could "
+	    "not open file \"" FIX "missing-ca.pem\"", 18 },
+	{ FIX "sec-decrypt-cert-unreadable.xml", "pmode \"a\": decryption "
+	    "certificate: could not open file \"" FIX "missing-cert.pem\"", 17 },
+	{ FIX "sec-decrypt-key-unreadable.xml", "pmode \"a\": decryption key: "
+	    "could not open file \"" FIX "missing-key.pem\"", 17 },
+	{ FIX "sec-files-last.xml", "duplicate pmode id \"a\" (first at line "
+	    "11)", 21 },
+	{ FIX "sec-decrypt-no-key.xml", "not valid against the schema: Element "
+	    "'decryption': Missing child", 16 },
+	{ FIX "sec-alg-unknown.xml", "not valid against the schema: Element "
+	    "'algorithms': [facet 'enumeration'] The value 'rsa-sha1'", 18 },
+	{ FIX "sec-alg-empty.xml", "not valid against the schema: Element "
+	    "'algorithms': [facet 'minLength']", 18 },
+	{ FIX "sec-order.xml", "not valid against the schema: Element 'signer': "
+	    "This element is not expected", 17 },
+	{ FIX "sec-skew-big.xml", "Element 'timestampSkewSeconds': [facet "
+	    "'maxInclusive'] The value '3601'", 18 },
+	{ FIX "sec-skew-negative.xml", "Element 'timestampSkewSeconds': '-5' is "
+	    "not a valid value", 18 },
+	{ FIX "replay-bad.xml", "not valid against the schema: Element "
+	    "'verifyAt': 'yesterday' is not a valid value of the atomic type "
+	    "'xs:dateTime'", 9 },
+	{ FIX "replay-empty.xml", "Element 'replay': Missing child", 9 },
+	{ FIX "replay-epoch.xml", "replay/verifyAt: \"1969-12-31T23:59:59Z\" is "
+	    "not after 1970-01-01T00:00:00Z", 10 },
 };
 
 /* Each fixture is refused with ERR_CONF, a message naming the problem and
@@ -149,6 +188,7 @@ test_conf_minimal_defaults(void **state)
 	assert_int_equal(c->limits.max_parts, 64);
 	assert_int_equal(c->limits.max_xml_depth, 64);
 	assert_int_equal(c->limits.max_xml_nodes, 100000);
+	assert_int_equal(c->verify_at_ms, 0);
 	assert_int_equal(c->n_legs, 1);
 	l = &c->legs[0];
 	assert_string_equal(l->id, "a");
@@ -166,6 +206,19 @@ test_conf_minimal_defaults(void **state)
 	assert_int_equal(l->encryption, CONF_OPTIONAL);
 	assert_int_equal(l->receipt_nrr, 1);
 	assert_int_equal(l->retention_days, 0);
+	/* the default signing="required" needs signer and anchors; the rest
+	 * of <security> defaults */
+	assert_int_equal(l->n_signer_certs, 1);
+	assert_string_equal(l->signer_certs[0], FIX "dummy-cert.pem");
+	assert_int_equal(l->n_trust_anchors, 1);
+	assert_string_equal(l->trust_anchors[0], FIX "dummy-cert.pem");
+	assert_string_equal(l->decrypt_cert, c->sign_cert);
+	assert_string_equal(l->decrypt_key, c->sign_key);
+	assert_ptr_not_equal(l->decrypt_cert, c->sign_cert);   /* own copies */
+	assert_ptr_not_equal(l->decrypt_key, c->sign_key);
+	assert_null(l->algorithms);
+	assert_int_equal(l->timestamp_skew_s, CONF_SKEW_DEFAULT);
+	assert_int_equal(CONF_SKEW_DEFAULT, 300);
 	conf_free(c);
 }
 
@@ -202,6 +255,8 @@ test_conf_full(void **state)
 	assert_int_equal(c->limits.max_xml_nodes, 50000);
 	assert_int_equal(c->retention_days, 60);
 	assert_int_equal(c->retry_window_days, 14);
+	/* 2021-03-04T05:06:07.890+01:00 */
+	assert_int_equal(c->verify_at_ms, INT64_C(1614830767890));
 	assert_int_equal(c->n_legs, 2);
 	l = &c->legs[0];
 	assert_string_equal(l->id, "orders");
@@ -219,11 +274,33 @@ test_conf_full(void **state)
 	assert_int_equal(l->encryption, CONF_REQUIRED);
 	assert_int_equal(l->receipt_nrr, 0);
 	assert_int_equal(l->retention_days, 20);
+	/* signing="never": no signer needed; own decryption pair; the
+	 * algorithm list with its white space collapsed, weak names kept */
+	assert_int_equal(l->n_signer_certs, 0);
+	assert_null(l->signer_certs);
+	assert_int_equal(l->n_trust_anchors, 0);
+	assert_null(l->trust_anchors);
+	assert_string_equal(l->decrypt_cert, FIX "../conf/dummy-cert.pem");
+	assert_string_equal(l->decrypt_key, FIX "dummy-key.pem");
+	assert_string_equal(l->algorithms,
+	    "rsa-sha256 sha256 rsa-oaep aes128-gcm rsa-1_5 aes-cbc");
+	assert_int_equal(l->timestamp_skew_s, 0);
 	l = &c->legs[1];
 	assert_string_equal(l->id, "invoices");
 	assert_int_equal(l->signing, CONF_REQUIRED);
 	assert_int_equal(l->encryption, CONF_OPTIONAL);
 	assert_int_equal(l->receipt_nrr, 1);
+	/* two signer files (trimmed, resolved), one anchor, defaults for the
+	 * decryption pair and the algorithms, skew at its maximum */
+	assert_int_equal(l->n_signer_certs, 2);
+	assert_string_equal(l->signer_certs[0], FIX "dummy-cert.pem");
+	assert_string_equal(l->signer_certs[1], FIX "../conf/dummy-key.pem");
+	assert_int_equal(l->n_trust_anchors, 1);
+	assert_string_equal(l->trust_anchors[0], FIX "dummy-cert.pem");
+	assert_string_equal(l->decrypt_cert, FIX "dummy-cert.pem");
+	assert_string_equal(l->decrypt_key, FIX "dummy-key.pem");
+	assert_null(l->algorithms);
+	assert_int_equal(l->timestamp_skew_s, 3600);
 	conf_free(c);
 }
 
@@ -242,6 +319,12 @@ test_conf_resolution(void **state)
 	    "dummy-cert.pem");
 	assert_string_equal(c->store_dsn, "sqlite:" AS4GW_SOURCE_DIR "/" FIX
 	    "var/as4gw.db");
+	assert_string_equal(c->legs[0].signer_certs[0], AS4GW_SOURCE_DIR "/"
+	    FIX "dummy-cert.pem");
+	assert_string_equal(c->legs[0].trust_anchors[0], AS4GW_SOURCE_DIR "/"
+	    FIX "dummy-cert.pem");
+	assert_string_equal(c->legs[0].decrypt_key, AS4GW_SOURCE_DIR "/" FIX
+	    "dummy-key.pem");
 	conf_free(c);
 	c = NULL;
 	assert_int_equal(chdir(FIX), 0);
@@ -250,6 +333,8 @@ test_conf_resolution(void **state)
 		fail_msg("%s", err.msg);
 	assert_string_equal(c->sign_cert, "dummy-cert.pem");
 	assert_string_equal(c->store_dsn, "sqlite:var/as4gw.db");
+	assert_string_equal(c->legs[0].signer_certs[0], "dummy-cert.pem");
+	assert_string_equal(c->legs[0].trust_anchors[0], "dummy-cert.pem");
 	conf_free(c);
 	assert_int_equal(chdir(AS4GW_SOURCE_DIR), 0);
 }
@@ -281,6 +366,11 @@ test_conf_shipped(void **state)
 	assert_string_equal(c->legs[0].id, "dev-sample");
 	assert_null(c->legs[0].agreement);
 	assert_int_equal(c->legs[0].signing, CONF_NEVER);
+	assert_int_equal(c->legs[0].n_signer_certs, 0);
+	assert_null(c->legs[0].algorithms);
+	assert_int_equal(c->legs[0].timestamp_skew_s, CONF_SKEW_DEFAULT);
+	/* replay is for recorded traffic only: never on in the shipped file */
+	assert_int_equal(c->verify_at_ms, 0);
 	conf_free(c);
 }
 
