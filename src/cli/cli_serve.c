@@ -1,6 +1,7 @@
 /* as4gw serve: load the config, migrate the store, serve until SIGTERM. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -12,13 +13,39 @@
 #include "../gateway/gateway.h"
 #include "../http/http.h"
 #include "../store/store.h"
+#include "../util/clock.h"
 #include "../util/log.h"
 
 struct cli_opts {
 	const char *config;
 	const char *listen;
 	const char *db;
+	const char *verify_at;
 };
+
+/* Print "as4gw: " PREFIX MSG on stderr as ONE line: messages from libpq and
+ * friends carry newlines and tabs ("...refused\n\tIs the server running"),
+ * and a refusal to start is one line naming the problem. */
+static void
+cli_serve_fail(const char *prefix, const char *msg)
+{
+	const char *p;
+	int gap = 0, any = 0;
+
+	(void)fprintf(stderr, "as4gw: %s", prefix);
+	for (p = msg; *p != '\0'; p++) {
+		if (isspace((unsigned char)*p)) {
+			gap = 1;
+			continue;
+		}
+		if (gap && any)
+			(void)fputc(' ', stderr);
+		(void)fputc(*p, stderr);
+		gap = 0;
+		any = 1;
+	}
+	(void)fputc('\n', stderr);
+}
 
 /* Parse -c FILE [--listen HOST:PORT] [--db DSN]; 0 ok, 2 usage. */
 static int
@@ -28,6 +55,7 @@ cli_opts_parse(int argc, char **argv, const char *cmd, struct cli_opts *o)
 		{"config", required_argument, NULL, 'c'},
 		{"listen", required_argument, NULL, 'l'},
 		{"db", required_argument, NULL, 'd'},
+		{"verify-at", required_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -40,14 +68,15 @@ cli_opts_parse(int argc, char **argv, const char *cmd, struct cli_opts *o)
 		case 'c': o->config = optarg; break;
 		case 'l': o->listen = optarg; break;
 		case 'd': o->db = optarg; break;
+		case 'v': o->verify_at = optarg; break;
 		case 'h':
-			printf("usage: as4gw %s -c FILE [--listen HOST:PORT] [--db DSN]\n", cmd);
+			printf("usage: as4gw %s -c FILE [--listen HOST:PORT] [--db DSN] [--verify-at INSTANT]\n", cmd);
 			return 1;
 		default: return 2;
 		}
 	}
 	if (o->config == NULL || optind != argc) {
-		fprintf(stderr, "usage: as4gw %s -c FILE [--listen HOST:PORT] [--db DSN]\n", cmd);
+		fprintf(stderr, "usage: as4gw %s -c FILE [--listen HOST:PORT] [--db DSN] [--verify-at INSTANT]\n", cmd);
 		return 2;
 	}
 	return 0;
@@ -63,7 +92,7 @@ cli_load_conf(const struct cli_opts *o)
 	int port;
 
 	if (conf_load(o->config, &c, &err) == -1) {
-		fprintf(stderr, "as4gw: %s\n", err.msg);
+		cli_serve_fail("", err.msg);
 		return NULL;
 	}
 	if (o->listen != NULL) {
@@ -84,6 +113,14 @@ cli_load_conf(const struct cli_opts *o)
 		free(c->store_dsn);
 		c->store_dsn = dsn;
 	}
+	if (o->verify_at != NULL &&
+	    (clock_parse_iso8601(o->verify_at, &c->verify_at_ms) == -1 ||
+	    c->verify_at_ms <= 0)) {
+		fprintf(stderr, "as4gw: invalid --verify-at \"%s\" (an xsd:dateTime "
+		    "after 1970)\n", o->verify_at);
+		conf_free(c);
+		return NULL;
+	}
 	return c;
 }
 
@@ -98,7 +135,7 @@ cli_migrate_store(const struct conf *c)
 	if (store_open(c->store_dsn, &s, &err) == 0 && store_migrate(s, &err) == 0)
 		rc = 0;
 	else
-		fprintf(stderr, "as4gw: store: %s\n", err.msg);
+		cli_serve_fail("store: ", err.msg);
 	store_close(s);
 	return rc;
 }
@@ -143,8 +180,16 @@ cli_serve(int argc, char **argv)
 	if ((c = cli_load_conf(&o)) == NULL || cli_migrate_store(c) == -1)
 		goto out;
 	if (gateway_new(c, &gw, &err) == -1 || http_start(c, gw, &srv, &err) == -1) {
-		fprintf(stderr, "as4gw: %s\n", err.msg);
+		cli_serve_fail("", err.msg);
 		goto out;
+	}
+	if (c->verify_at_ms != 0) {
+		char at[CLOCK_ISO_LEN];
+
+		clock_iso8601(c->verify_at_ms, at);
+		log_msg(LOG_WARN, "REPLAY MODE: certificate validity and "
+		    "wsu:Timestamp freshness are evaluated at %s, not now; "
+		    "never run a production gateway like this", at);
 	}
 	log_msg(LOG_INFO, "as4gw listening on %s://%s:%d%s (store %s, %zu P-Mode legs)",
 	    c->tls_cert != NULL ? "https" : "http", c->listen_host,

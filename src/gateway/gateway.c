@@ -5,6 +5,7 @@
 
 #include "../inbox/inbox.h"
 #include "../mime/mime.h"
+#include "../payload/payload.h"
 #include "../pmode/pmode.h"
 #include "../receipt/receipt.h"
 #include "../soap/soap.h"
@@ -14,28 +15,91 @@
 #define GATEWAY_CT_TEXT "text/plain; charset=utf-8"
 #define GATEWAY_RETRY_AFTER_S 5
 
+/* conf's policy words -> wss's (the two modules do not depend on each other) */
+static enum wss_need
+gateway_need(enum conf_policy p)
+{
+	return p == CONF_REQUIRED ? WSS_REQUIRED :
+	    p == CONF_OPTIONAL ? WSS_OPTIONAL : WSS_NEVER;
+}
+
+/* Build the WS-Security policy of one leg: allowlist, trust, decryption key. */
+static int
+gateway_leg_init(const struct gateway *gw, const struct pmode_leg *leg,
+    struct gateway_leg *gl, struct err *err)
+{
+	const struct conf *c = gw->conf;
+	struct wss_policy *p = &gl->policy;
+
+	p->signing = gateway_need(leg->signing);
+	p->encryption = gateway_need(leg->encryption);
+	p->algs = WSS_ALGS_DEFAULT;
+	if (leg->algorithms != NULL &&
+	    wss_alg_parse(leg->algorithms, &p->algs, err) == -1)
+		goto fail;
+	p->at_ms = c->verify_at_ms;
+	p->skew_ms = (int64_t)leg->timestamp_skew_s * 1000;
+	p->max_references = 30;
+	p->max_transforms = 5;
+	if (leg->n_signer_certs > 0 &&
+	    wss_trust_new((const char *const *)leg->signer_certs,
+	    leg->n_signer_certs, (const char *const *)leg->trust_anchors,
+	    leg->n_trust_anchors, &gl->trust, err) == -1)
+		goto fail;
+	p->trust = gl->trust;
+	if (strcmp(leg->decrypt_cert, c->sign_cert) != 0 ||
+	    strcmp(leg->decrypt_key, c->sign_key) != 0) {
+		if (wss_key_load(leg->decrypt_cert, leg->decrypt_key,
+		    &gl->decrypt_key, err) == -1)
+			goto fail;
+	}
+	p->decrypt_key = gl->decrypt_key != NULL ? gl->decrypt_key : gw->key;
+	return 0;
+fail:
+	err_detail(err, "pmode \"%s\"", leg->id);
+	return -1;
+}
+
 int
 gateway_new(const struct conf *conf, struct gateway **ret, struct err *err)
 {
 	struct gateway *gw = calloc(1, sizeof(*gw));
+	size_t i;
 
 	if (gw == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	gw->conf = conf;
-	if (ebms_schema_load(&gw->schema, err) == -1 ||
-	    wss_key_load(conf->sign_cert, conf->sign_key, &gw->key, err) == -1) {
-		gateway_free(gw);
-		return -1;
+	payload_limits_default(&gw->payload_limits);
+	gw->legs = calloc(conf->n_legs > 0 ? conf->n_legs : 1, sizeof(*gw->legs));
+	if (gw->legs == NULL) {
+		free(gw);
+		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	}
+	if (ebms_schema_load(&gw->schema, err) == -1 ||
+	    wss_key_load(conf->sign_cert, conf->sign_key, &gw->key, err) == -1)
+		goto fail;
+	for (i = 0; i < conf->n_legs; i++)
+		if (gateway_leg_init(gw, &conf->legs[i], &gw->legs[i], err) == -1)
+			goto fail;
 	*ret = gw;
 	return 0;
+fail:
+	gateway_free(gw);
+	return -1;
 }
 
 void
 gateway_free(struct gateway *gw)
 {
+	size_t i;
+
 	if (gw == NULL)
 		return;
+	for (i = 0; gw->legs != NULL && i < gw->conf->n_legs; i++) {
+		wss_trust_free(gw->legs[i].trust);
+		wss_key_free(gw->legs[i].decrypt_key);
+	}
+	free(gw->legs);
 	ebms_schema_free(gw->schema);
 	wss_key_free(gw->key);
 	free(gw);
@@ -85,31 +149,46 @@ gateway_check_headers(const struct soap_env *env, struct err *err)
 }
 
 /*
- * The leg's security policy.  Verification of WS-Security signatures and
- * decryption arrive with issue 3; until then a message that carries a
- * wsse:Security header with content (a signature, a token, encrypted keys)
- * cannot be verified and is refused rather than accepted unverified, and a leg that requires signing refuses everything.
+ * WS-Security under the leg's policy (issue 3): decrypt the attachments,
+ * verify the signature over eb:Messaging, the Body and every attachment,
+ * then put the final bytes back into the UserMessage's parts and gunzip
+ * what PartProperties say is compressed.
  */
 static int
-gateway_check_security(const struct soap_env *env,
-    const struct pmode_leg *leg, struct err *err)
+gateway_secure(const struct gateway *gw, struct arena *a,
+    const struct soap_env *env, struct ebms_user_message *um,
+    const struct gateway_leg *gl, struct wss_result *res, struct err *err)
 {
-	xmlNodePtr sec = env->header != NULL ?
-	    xml_child(env->header, NS_WSSE, "Security") : NULL;
+	struct wss_part *parts;
+	size_t i, n = 0;
 
-	/* an empty wsse:Security (spec samples: "content omitted") asks nothing */
-	if (sec != NULL && xml_child(sec, NULL, NULL) != NULL) {
-		err_detail(err, "leg \"%s\": wsse:Security present", leg->id);
-		return err_set(err, ERR_EBMS, "EBMS:0103",
-		    "WS-Security processing is not enabled on this gateway");
+	parts = arena_calloc(a, um->n_parts > 0 ? um->n_parts : 1, sizeof(*parts));
+	if (parts == NULL)
+		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
+	for (i = 0; i < um->n_parts; i++) {
+		const struct mime_part *mp = um->parts[i].mime;
+
+		if (mp == NULL)
+			continue;   /* a payload in the SOAP Body: covered with it */
+		parts[n].content_id = mp->content_id;
+		parts[n].content_type = mp->content_type;
+		parts[n].headers = mp->headers;
+		parts[n].headers_len = mp->headers_len;
+		parts[n].data = mp->data;
+		parts[n].len = mp->len;
+		n++;
 	}
-	if (leg->signing == CONF_REQUIRED || leg->encryption == CONF_REQUIRED) {
-		err_detail(err, "leg \"%s\" requires %s", leg->id,
-		    leg->signing == CONF_REQUIRED ? "signing" : "encryption");
-		return err_set(err, ERR_EBMS, "EBMS:0103",
-		    "message does not satisfy the security policy");
+	if (wss_inbound(a, env->doc, um->messaging, env->body, parts, n,
+	    &gl->policy, res, err) == -1)
+		return -1;
+	for (i = 0, n = 0; i < um->n_parts; i++) {
+		if (um->parts[i].mime == NULL)
+			continue;
+		um->parts[i].data = parts[n].data;
+		um->parts[i].len = parts[n].len;
+		n++;
 	}
-	return 0;
+	return payload_decompress(a, um, &gw->payload_limits, err);
 }
 
 /* The "type:value" form of the first From PartyId, for the log line. */
@@ -167,7 +246,8 @@ gateway_parse(const struct gateway *gw, struct arena *a,
 static int
 gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
     const struct gateway_request *req, struct ebms_user_message *um,
-    const struct pmode_leg *leg, struct gateway_answer *ans)
+    const struct pmode_leg *leg, const struct wss_result *sec,
+    struct gateway_answer *ans)
 {
 	struct buf receipt = {0};
 	struct store_result res = {0};
@@ -177,8 +257,11 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 		err_set(&ans->err, ERR_STORE, NULL, "store not connected");
 		goto out;
 	}
-	if (receipt_build(a, gw->key, um, NULL, 0, &receipt, NULL,
-	    &ans->err) == -1)
+	/* NRR Receipt (AS4 5.1.8 b) for a verified message, when the leg wants it */
+	if (receipt_build(a, gw->key, um,
+	    leg->receipt_nrr && sec->verified ? sec->references : NULL,
+	    leg->receipt_nrr && sec->verified ? sec->n_references : 0,
+	    &receipt, NULL, &ans->err) == -1)
 		goto out;
 	if (inbox_accept(s, a, um, leg, req->peer,
 	    (const unsigned char *)receipt.data, receipt.len, &res,
@@ -252,14 +335,16 @@ gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
 {
 	struct ebms_user_message *um = NULL;
 	const struct pmode_leg *leg = NULL;
+	struct wss_result sec = {0};
 	struct soap_env env;
 
 	memset(ans, 0, sizeof(*ans));
 	if (gateway_parse(gw, a, req, &env, &um, ans) == 0 &&
 	    pmode_match(gw->conf, um, &leg, &ans->err) == 1) {
 		ans->pmode = leg->id;
-		if (gateway_check_security(&env, leg, &ans->err) == 0 &&
-		    gateway_accept(gw, s, a, req, um, leg, ans) == 0)
+		if (gateway_secure(gw, a, &env, um,
+		    &gw->legs[leg - gw->conf->legs], &sec, &ans->err) == 0 &&
+		    gateway_accept(gw, s, a, req, um, leg, &sec, ans) == 0)
 			return 0;
 	}
 	if (ans->err.kind == ERR_NONE)

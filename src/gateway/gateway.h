@@ -1,7 +1,7 @@
 /*
  * gateway — one push end to end, without HTTP: MIME -> SOAP -> ebMS -> P-Mode
- * -> (WS-Security, issue 3) -> payload hash -> Receipt -> inbox, and the
- * answer to send.  http/ feeds it bytes; fuzzers and tests can too.
+ * -> WS-Security (decrypt, verify) -> gunzip -> content hash -> Receipt ->
+ * inbox, and the answer to send.  http/ feeds it bytes; fuzzers and tests can too.
  */
 #ifndef AS4GW_GATEWAY_H
 #define AS4GW_GATEWAY_H
@@ -10,20 +10,31 @@
 
 #include "../conf/conf.h"
 #include "../ebms/ebms.h"
+#include "../payload/payload.h"
 #include "../store/store.h"
 #include "../util/arena.h"
 #include "../util/buf.h"
 #include "../util/err.h"
 #include "../wss/wss.h"
 
+/* The WS-Security side of one P-Mode leg, built once from the config. */
+struct gateway_leg {
+	struct wss_policy policy;
+	struct wss_trust *trust;     /* owned; NULL when the leg trusts no signer */
+	struct wss_key *decrypt_key; /* owned, or NULL when it is the gateway's key */
+};
+
 /* Long-lived and read-only once built; shared by all worker threads. */
 struct gateway {
 	const struct conf *conf;     /* borrowed; outlives the gateway */
 	struct ebms_schema *schema;
 	struct wss_key *key;         /* the gateway's signing key */
+	struct gateway_leg *legs;    /* parallel to conf->legs */
+	struct payload_limits payload_limits;
 };
 
-/* Compile the schema, load the signing key. */
+/* Compile the schema, load the signing key, and per leg the trust (signer
+ * certificates, anchors), decryption key and algorithm allowlist. */
 int gateway_new(const struct conf *conf, struct gateway **ret, struct err *err);
 void gateway_free(struct gateway *gw);
 

@@ -4,14 +4,19 @@ Environment (set by scripts/test): AS4GW_BIN, AS4GW_SOURCE_DIR, AS4GW_TEST_PG_DS
 (an admin DSN of a throwaway server; each gateway gets its own database),
 AS4GW_SHARED (../shared with the corpus; corpus tests skip loudly without it).
 """
+import glob
 import http.client
 import json
 import os
+import pwd
+import re
+import shutil
 import signal
 import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
 import uuid
@@ -42,6 +47,10 @@ SIGNED_LEG = '''
     <to role="http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/responder"><partyId>urn:as4gw:dev:gateway</partyId></to>
     <service>urn:as4gw:dev:service</service>
     <action>urn:as4gw:dev:SignedOnly</action>
+    <security signing="required">
+      <signer><certificate>{pki}/sender.crt</certificate></signer>
+      <trust><anchor>{pki}/ca.crt</anchor></trust>
+    </security>
   </pmode>
 '''
 
@@ -129,7 +138,7 @@ class Gateway:
     """One running `as4gw serve` process."""
 
     def __init__(self, tmp_path, pki, dsn, legs=DEV_LEG + SIGNED_LEG, limits='',
-                 extra_gateway=''):
+                 extra_gateway='', threads=4):
         self.tmp = tmp_path
         self.dsn = dsn
         self.port = free_port()
@@ -140,12 +149,12 @@ class Gateway:
   <gateway>
     <listen>127.0.0.1:{self.port}</listen>
     <store>{dsn}</store>
-    <threads>4</threads>
+    <threads>{threads}</threads>
     <signing><certificate>{pki}/gateway.crt</certificate><key>{pki}/gateway.key</key></signing>
     {extra_gateway}
     <limits>{limits}</limits>
   </gateway>
-{legs}
+{legs.replace('{pki}', str(pki))}
 </as4gw>
 ''')
         self.log_path = os.path.join(tmp_path, f'as4gw-{self.port}.log')
@@ -250,3 +259,111 @@ def gateway_factory(backend, tmp_path, pki):
 
 def new_id():
     return f'{uuid.uuid4()}@as4gw-test'
+
+
+# ---- added for test_cli.py and test_server.py ------------------------------
+
+def run_as4gw(*args, timeout=60, cwd=None):
+    """Run the as4gw binary once: CompletedProcess with text stdout/stderr."""
+    return subprocess.run([BIN, *[str(a) for a in args]], capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd)
+
+
+def write_config(path, pki, listen='127.0.0.1:0', store=None, legs=DEV_LEG + SIGNED_LEG,
+                 tls='', threads=4, signing_key=None):
+    """Write a complete configuration file; tls is inserted where the schema
+    wants it (before <signing>).  Returns the path."""
+    store_el = f'<store>{store}</store>' if store is not None else ''
+    key = signing_key or f'{pki}/gateway.key'
+    with open(path, 'w') as f:
+        f.write(f'''<?xml version="1.0" encoding="UTF-8"?>
+<as4gw xmlns="urn:as4gw:config:1">
+  <gateway>
+    <listen>{listen}</listen>
+    {store_el}
+    <threads>{threads}</threads>
+    {tls}
+    <signing><certificate>{pki}/gateway.crt</certificate><key>{key}</key></signing>
+  </gateway>
+{legs.replace('{pki}', str(pki))}
+</as4gw>
+''')
+    return str(path)
+
+
+def _pg_bin():
+    """Directory of the PostgreSQL server binaries, or None."""
+    cand = os.environ.get('AS4GW_PG_BIN')
+    if cand and os.path.exists(os.path.join(cand, 'pg_ctl')):
+        return cand
+    found = sorted(glob.glob('/usr/lib/postgresql/*/bin/pg_ctl'),
+                   key=lambda p: [int(x) if x.isdigit() else x
+                                  for x in re.split(r'(\d+)', p)])
+    return os.path.dirname(found[-1]) if found else None
+
+
+class PgServer:
+    """A private throwaway PostgreSQL cluster that a test may stop and start
+    (the shared AS4GW_TEST_PG_DSN server must never be stopped)."""
+
+    def __init__(self):
+        self.bin = _pg_bin()
+        self.dir = tempfile.mkdtemp(prefix='as4gw-pg-')
+        self.data = os.path.join(self.dir, 'data')
+        self.port = free_port()
+        self.user = 'postgres' if os.getuid() == 0 else pwd.getpwuid(os.getuid()).pw_name
+        if os.getuid() == 0:
+            pw = pwd.getpwnam('postgres')
+            os.chown(self.dir, pw.pw_uid, pw.pw_gid)
+
+    def _run(self, *args, check=True):
+        cmd = list(args)
+        if os.getuid() == 0:
+            cmd = ['runuser', '-u', 'postgres', '--'] + cmd
+        return subprocess.run(cmd, capture_output=True, text=True, check=check, timeout=120)
+
+    def init(self):
+        self._run(os.path.join(self.bin, 'initdb'), '-D', self.data, '-A', 'trust',
+                  '-U', self.user, '-E', 'UTF8')
+        return self
+
+    def start(self):
+        self._run(os.path.join(self.bin, 'pg_ctl'), '-D', self.data, '-w',
+                  '-l', os.path.join(self.dir, 'log'), '-o',
+                  f'-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1', 'start')
+        return self
+
+    def stop(self, mode='fast'):
+        return self._run(os.path.join(self.bin, 'pg_ctl'), '-D', self.data, '-w',
+                         '-m', mode, 'stop', check=False).returncode
+
+    @property
+    def dsn(self):
+        return f'postgresql://{self.user}@127.0.0.1:{self.port}/postgres'
+
+    def remove(self):
+        self.stop('immediate')
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_server():
+    """A private PostgreSQL the test may stop and restart; skips loudly when
+    there are no server binaries (or, as root, no postgres user)."""
+    why = None
+    if _pg_bin() is None:
+        why = 'no PostgreSQL server binaries (/usr/lib/postgresql/*/bin)'
+    elif os.getuid() == 0:
+        try:
+            pwd.getpwnam('postgres')
+        except KeyError:
+            why = 'running as root and there is no postgres user to run initdb'
+    if why:
+        sys.stderr.write(f'\nSKIPPED (loudly): {why}\n')
+        pytest.skip(f'PRIVATE POSTGRESQL NOT AVAILABLE: {why}')
+    pg = PgServer()
+    try:
+        pg.init().start()
+        yield pg
+    finally:
+        pg.remove()
