@@ -113,6 +113,9 @@ wss_global_init(struct err *err)
 	stage = 2;
 	if (xmlSecCryptoInit() < 0)
 		goto out;
+	/* again: xmlSecOpenSSLInit() installs its own callback, which would
+	 * print to stderr and leave wss_xmlsec_detail() empty */
+	xmlSecErrorsSetCallback(wss_on_xmlsec_error);
 	xmlSecIOCleanupCallbacks();
 	if (wss_swa_init(err) == -1) {
 		xmlSecCryptoShutdown();
