@@ -1,8 +1,12 @@
 /*
  * cli_push — `as4gw push`: a sender for tests, demos and partner onboarding.
  * Builds an ebMS3 UserMessage (SOAP 1.2, payloads as MIME attachments),
- * POSTs it, prints the answer and checks that a Receipt came back for the
- * message that was sent (and, with --gateway-cert, that it is signed).
+ * optionally compressed, signed and encrypted as eDelivery AS4 1.15 sends
+ * it (gzip; rsa-sha256 over eb:Messaging, the Body and every attachment;
+ * aes128-gcm with xenc11 rsa-oaep), POSTs it, prints the answer and checks
+ * that a Receipt came back for the message that was sent (with
+ * --gateway-cert, that it is signed; for a signed message, that its NRR
+ * digests are the ones we signed).
  *
  * The transport, file reading and the classification of the answer are
  * shared with `replay` and live in cli_replay.c (declared in cli.h).
@@ -16,6 +20,7 @@
 #include <strings.h>
 
 #include <curl/curl.h>
+#include <zlib.h>
 
 #include "../mime/mime.h"
 #include "../util/clock.h"
@@ -26,6 +31,8 @@
 #define CLI_PUSH_NS_ROLE                                                       \
 	"http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/"
 #define CLI_PUSH_MAX_ID 255 /* inbox message_id column (DESIGN.md) */
+#define CLI_PUSH_GZIP "application/gzip" /* AS4 profile 3.1 */
+#define CLI_PUSH_GZIP_CHUNK ((size_t)1 << 30) /* zlib avail_in is 32 bits */
 
 /* "[TYPE::]VALUE" as given on the command line. */
 struct cli_push_typed {
@@ -47,8 +54,11 @@ struct cli_push_opts {
 	struct cli_push_payload *payloads;
 	size_t n_payloads;
 	const char *gateway_cert, *save_request;
+	const char *sign_cert, *sign_key, *recipient_cert;
+	struct wss_key *key;             /* --sign: loaded by cli_push_load */
+	struct wss_recipient *recipient; /* --encrypt: likewise */
 	long count;
-	int repeat, quiet;
+	int repeat, quiet, sign, encrypt, compress;
 };
 
 /* One built message: the exact bytes and headers that go on the wire. */
@@ -56,6 +66,7 @@ struct cli_push_msg {
 	const char *message_id;
 	const char *content_type;
 	struct buf body;
+	xmlDocPtr sent; /* the signed envelope (arena), for the NRR check */
 };
 
 /* Arena cleanup wrapper: buf_free() takes a typed pointer. */
@@ -70,6 +81,20 @@ static void
 cli_push_cert_cleanup(void *p)
 {
 	wss_cert_free(p);
+}
+
+/* Arena cleanup wrapper for the --sign key. */
+static void
+cli_push_key_cleanup(void *p)
+{
+	wss_key_free(p);
+}
+
+/* Arena cleanup wrapper for the --recipient-cert certificate. */
+static void
+cli_push_recipient_cleanup(void *p)
+{
+	wss_recipient_free(p);
 }
 
 /* Arena cleanup wrapper for the HTTP client. */
@@ -97,6 +122,17 @@ cli_push_usage(FILE *f)
 	    "  --payload FILE[;mime=TYPE][;cid=ID]   attachment (repeatable)\n"
 	    "  --gateway-cert FILE      verify the Receipt's signature with "
 	    "this PEM certificate\n"
+	    "  --compress               gzip every payload (AS4 3.1 "
+	    "CompressionType)\n"
+	    "  --sign --sign-cert FILE --sign-key FILE   sign eb:Messaging, "
+	    "the Body and every\n"
+	    "                           payload (rsa-sha256, PEM); the Receipt "
+	    "must then be an NRR\n"
+	    "                           Receipt with the digests that were "
+	    "signed\n"
+	    "  --encrypt --recipient-cert FILE   encrypt every payload for "
+	    "this PEM certificate\n"
+	    "                           (aes128-gcm, rsa-oaep; after signing)\n"
 	    "  --cacert FILE | --insecure   TLS trust for https\n"
 	    "  --timeout S, --connect-timeout S   (default %d, %d)\n"
 	    "  --save-request FILE      write the HTTP body to FILE, its "
@@ -224,6 +260,12 @@ enum {
 	CLI_PUSH_OPT_COUNT,
 	CLI_PUSH_OPT_REPEAT,
 	CLI_PUSH_OPT_QUIET,
+	CLI_PUSH_OPT_SIGN,
+	CLI_PUSH_OPT_SIGN_CERT,
+	CLI_PUSH_OPT_SIGN_KEY,
+	CLI_PUSH_OPT_ENCRYPT,
+	CLI_PUSH_OPT_RECIPIENT,
+	CLI_PUSH_OPT_COMPRESS,
 	CLI_PUSH_OPT_HELP,
 };
 
@@ -248,6 +290,12 @@ static const struct option cli_push_longopts[] = {
     {"count", required_argument, NULL, CLI_PUSH_OPT_COUNT},
     {"repeat", no_argument, NULL, CLI_PUSH_OPT_REPEAT},
     {"quiet", no_argument, NULL, CLI_PUSH_OPT_QUIET},
+    {"sign", no_argument, NULL, CLI_PUSH_OPT_SIGN},
+    {"sign-cert", required_argument, NULL, CLI_PUSH_OPT_SIGN_CERT},
+    {"sign-key", required_argument, NULL, CLI_PUSH_OPT_SIGN_KEY},
+    {"encrypt", no_argument, NULL, CLI_PUSH_OPT_ENCRYPT},
+    {"recipient-cert", required_argument, NULL, CLI_PUSH_OPT_RECIPIENT},
+    {"compress", no_argument, NULL, CLI_PUSH_OPT_COMPRESS},
     {"help", no_argument, NULL, CLI_PUSH_OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -296,12 +344,40 @@ cli_push_option(struct arena *a, struct cli_push_opts *o, int opt,
 		break;
 	case CLI_PUSH_OPT_REPEAT: o->repeat = 1; break;
 	case CLI_PUSH_OPT_QUIET: o->quiet = 1; break;
+	case CLI_PUSH_OPT_SIGN: o->sign = 1; break;
+	case CLI_PUSH_OPT_SIGN_CERT: o->sign_cert = arg; break;
+	case CLI_PUSH_OPT_SIGN_KEY: o->sign_key = arg; break;
+	case CLI_PUSH_OPT_ENCRYPT: o->encrypt = 1; break;
+	case CLI_PUSH_OPT_RECIPIENT: o->recipient_cert = arg; break;
+	case CLI_PUSH_OPT_COMPRESS: o->compress = 1; break;
 	default: rc = -1; break;
 	}
 	if (rc == -1 && arg != NULL)
 		(void)fprintf(stderr, "as4gw push: invalid value \"%s\"\n",
 			      arg);
 	return rc;
+}
+
+/* The security options go together: --sign with its certificate and key,
+ * --encrypt with the recipient, and nothing to encrypt is an error. */
+static int
+cli_push_check_security(const struct cli_push_opts *o)
+{
+	const char *why = NULL;
+
+	if (o->sign != (o->sign_cert != NULL) ||
+	    o->sign != (o->sign_key != NULL))
+		why = "--sign needs --sign-cert and --sign-key, and they "
+		      "need --sign";
+	else if (o->encrypt != (o->recipient_cert != NULL))
+		why = "--encrypt needs --recipient-cert, and it needs "
+		      "--encrypt";
+	else if ((o->encrypt || o->compress) && o->n_payloads == 0)
+		why = "--encrypt and --compress need at least one --payload";
+	if (why == NULL)
+		return 0;
+	(void)fprintf(stderr, "as4gw push: %s\n", why);
+	return -1;
 }
 
 /* After parsing: required options, identifier syntax, defaults. */
@@ -321,6 +397,8 @@ cli_push_check(struct arena *a, struct cli_push_opts *o)
 		(void)fprintf(stderr, "as4gw push: %s is required\n", missing);
 		return -1;
 	}
+	if (cli_push_check_security(o) == -1)
+		return -1;
 	/*
 	 * Defaults are derived, not random, where the content hash sees them:
 	 * pushing the same --message-id and payloads again must be a retry
@@ -442,8 +520,10 @@ cli_push_collab(struct buf *b, const struct cli_push_opts *o)
 }
 
 /* ebMS3 Core 5.2.2.12-5.2.2.13: one PartInfo per attachment, href="cid:..",
- * with the MimeType part property eDelivery AS4 requires.  No PayloadInfo at
- * all without payloads (the schema wants at least one PartInfo in it). */
+ * with the MimeType part property eDelivery AS4 requires, and with
+ * --compress CompressionType (AS4 profile 3.1: MimeType is then the type of
+ * the uncompressed payload).  No PayloadInfo at all without payloads (the
+ * schema wants at least one PartInfo in it). */
 static int
 cli_push_payload_info(struct buf *b, const struct cli_push_opts *o)
 {
@@ -459,6 +539,9 @@ cli_push_payload_info(struct buf *b, const struct cli_push_opts *o)
 		bad |= buf_puts(b, "\"><eb:PartProperties>");
 		bad |= cli_push_el(b, "Property", "name", "MimeType",
 				   o->payloads[i].mime_type);
+		if (o->compress)
+			bad |= cli_push_el(b, "Property", "name",
+					   "CompressionType", CLI_PUSH_GZIP);
 		bad |= buf_puts(b, "</eb:PartProperties></eb:PartInfo>");
 	}
 	bad |= buf_puts(b, "</eb:PayloadInfo>");
@@ -500,9 +583,85 @@ cli_push_envelope(struct buf *b, const struct cli_push_opts *o,
 	return bad;
 }
 
+/* The serialized document replaces the bytes in env (UTF-8, as parsed). */
+static int
+cli_push_dump(xmlDocPtr doc, struct buf *env, struct err *err)
+{
+	xmlChar *mem = NULL;
+	int len = 0, rc = -1;
+
+	xmlDocDumpMemoryEnc(doc, &mem, &len, "UTF-8");
+	if (mem != NULL && len > 0) {
+		buf_reset(env);
+		rc = buf_append(env, mem, (size_t)len);
+	}
+	xmlFree(mem);
+	if (rc == -1)
+		err_set(err, ERR_INTERNAL, NULL,
+			"could not serialize the envelope");
+	return rc;
+}
+
+/*
+ * --sign and --encrypt on the built envelope (eDelivery AS4 1.15): sign
+ * eb:Messaging, the Body and every attachment (after --compress: over the
+ * gzip bytes, which is what the receiver has after decrypting), then
+ * encrypt the attachments, sign-then-encrypt; env gets the secured
+ * envelope, the attachments their ciphertext and type.  The signed document
+ * stays in m->sent (arena) for the NRR check of the Receipt.
+ */
+static int
+cli_push_secure(struct arena *a, const struct cli_push_opts *o,
+		struct buf *env, struct mime_out_part *att,
+		struct cli_push_msg *m, struct err *err)
+{
+	struct wss_part *wp;
+	xmlDocPtr doc = NULL;
+	size_t i, n = o->n_payloads;
+
+	if ((wp = arena_calloc(a, n + 1, sizeof(*wp))) == NULL)
+		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
+	for (i = 0; i < n; i++) {
+		wp[i].content_id = att[i].content_id;
+		wp[i].content_type = att[i].content_type;
+		wp[i].data = att[i].data;
+		wp[i].len = att[i].len;
+	}
+	if (xml_parse(a, env->data, env->len, NULL, &doc, err) == -1 ||
+	    (o->key != NULL &&
+	     wss_sign_message(doc, o->key, wp, n, err) == -1) ||
+	    (o->recipient != NULL &&
+	     wss_encrypt_message(a, doc, o->recipient, wp, n, err) == -1) ||
+	    cli_push_dump(doc, env, err) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		att[i].content_type = wp[i].content_type;
+		att[i].data = wp[i].data;
+		att[i].len = wp[i].len;
+	}
+	m->sent = o->key != NULL ? doc : NULL;
+	return 0;
+}
+
+/* The attachments as they go out before security: the payload bytes (gzip
+ * after --compress, then typed application/gzip: AS4 profile 3.1). */
+static void
+cli_push_attachments(const struct cli_push_opts *o, struct mime_out_part *att)
+{
+	size_t i;
+
+	for (i = 0; i < o->n_payloads; i++) {
+		att[i].content_id = o->payloads[i].cid;
+		att[i].content_type =
+		    o->compress ? CLI_PUSH_GZIP : o->payloads[i].mime_type;
+		att[i].data = o->payloads[i].data.data;
+		att[i].len = o->payloads[i].data.len;
+	}
+}
+
 /* Build one message: a fresh MessageId (unless --message-id) and Timestamp;
- * a bare SOAP body without payloads, else multipart/related (ebMS3 Core
- * 5.1.1: both packagings are legal). */
+ * secured as the options say; a bare SOAP body without payloads, else
+ * multipart/related (ebMS3 Core 5.1.1: both packagings are legal). */
 static int
 cli_push_build(struct arena *a, const struct cli_push_opts *o,
 	       struct cli_push_msg *m, struct err *err)
@@ -510,7 +669,6 @@ cli_push_build(struct arena *a, const struct cli_push_opts *o,
 	struct mime_out_part *parts = NULL;
 	struct buf env = {0};
 	char uuid[37];
-	size_t i;
 	int rc = -1;
 
 	memset(m, 0, sizeof(*m));
@@ -521,26 +679,23 @@ cli_push_build(struct arena *a, const struct cli_push_opts *o,
 			    ? o->message_id
 			    : arena_sprintf(a, "%s@as4gw-push", uuid);
 	if (m->message_id == NULL ||
-	    cli_push_envelope(&env, o, m->message_id, uuid) != 0)
+	    cli_push_envelope(&env, o, m->message_id, uuid) != 0 ||
+	    (parts = arena_calloc(a, o->n_payloads + 1, sizeof(*parts))) ==
+		NULL)
+		goto out;
+	cli_push_attachments(o, parts + 1);
+	if ((o->key != NULL || o->recipient != NULL) &&
+	    cli_push_secure(a, o, &env, parts + 1, m, err) == -1)
 		goto out;
 	if (o->n_payloads == 0) {
 		m->content_type = "application/soap+xml; charset=UTF-8";
 		rc = buf_append(&m->body, env.data, env.len);
 		goto out;
 	}
-	if ((parts = arena_calloc(a, o->n_payloads + 1, sizeof(*parts))) ==
-	    NULL)
-		goto out;
 	parts[0].content_id = arena_sprintf(a, "envelope-%s@as4gw-push", uuid);
 	parts[0].content_type = "application/soap+xml; charset=UTF-8";
 	parts[0].data = env.data;
 	parts[0].len = env.len;
-	for (i = 0; i < o->n_payloads; i++) {
-		parts[i + 1].content_id = o->payloads[i].cid;
-		parts[i + 1].content_type = o->payloads[i].mime_type;
-		parts[i + 1].data = o->payloads[i].data.data;
-		parts[i + 1].len = o->payloads[i].data.len;
-	}
 	rc = mime_write(a, parts, o->n_payloads + 1, NULL, &m->body,
 			&m->content_type, err);
 out:
@@ -586,9 +741,44 @@ cli_push_save(struct arena *a, const char *path, const struct cli_push_msg *m,
 	return 0;
 }
 
+/* "failed: ID: what: msg[: detail]" for a Receipt that did not pass. */
+static const char *
+cli_push_failed(struct arena *a, const char *id, const char *what,
+		const struct err *err)
+{
+	return arena_sprintf(a, "failed: %s: %s: %s%s%s", id, what, err->msg,
+			     err->detail[0] != '\0' ? ": " : "", err->detail);
+}
+
+/* The verdict for a Receipt whose signature passed (or was not checked):
+ * for a signed message its NRR digests must also be the ones we signed
+ * (AS4 profile 5.1.8 b); *ret_rc becomes 0 only when all is well. */
+static const char *
+cli_push_ok(struct arena *a, const struct wss_cert *cert,
+	    const struct cli_push_msg *m, const struct cli_replay_outcome *out,
+	    int *ret_rc)
+{
+	const char *sig = cert != NULL ? "signature verified"
+				       : "(signature not checked)";
+	struct err err;
+	size_t n = 0;
+
+	err_clear(&err);
+	if (m->sent != NULL && wss_nrr_match(m->sent, out->doc, &n, &err) == -1)
+		return cli_push_failed(a, m->message_id, "no proof of receipt",
+				       &err);
+	*ret_rc = 0;
+	if (m->sent == NULL)
+		return arena_sprintf(a, "receipt ok: ref %s %s", m->message_id,
+				     sig);
+	return arena_sprintf(a, "receipt ok: ref %s %s, %zu NRR digests match",
+			     m->message_id, sig, n);
+}
+
 /* Judge one answer and print the verdict line on stderr: 0 only when a
- * Receipt for this MessageId came back (HTTP 2xx) and, with a gateway
- * certificate, its signature verifies. */
+ * Receipt for this MessageId came back (HTTP 2xx), with a gateway
+ * certificate its signature verifies, and for a signed message its NRR
+ * digests are the ones we signed. */
 static int
 cli_push_judge(struct arena *a, const struct cli_push_opts *o,
 	       const struct wss_cert *cert, const struct cli_push_msg *m,
@@ -612,15 +802,9 @@ cli_push_judge(struct arena *a, const struct cli_push_opts *o,
 		v = arena_sprintf(a, "failed: %s: receipt refers to \"%s\"", id,
 				  out.ref != NULL ? out.ref : "(nothing)");
 	else if (cert != NULL && wss_verify_envelope(out.doc, cert, &err) == -1)
-		v = arena_sprintf(
-		    a, "failed: %s: receipt signature not valid: %s%s%s", id,
-		    err.msg, err.detail[0] != '\0' ? ": " : "", err.detail);
-	else {
-		rc = 0;
-		v = arena_sprintf(a, "receipt ok: ref %s %s", id,
-				  cert != NULL ? "signature verified"
-					       : "(signature not checked)");
-	}
+		v = cli_push_failed(a, id, "receipt signature not valid", &err);
+	else
+		v = cli_push_ok(a, cert, m, &out, &rc);
 	if (rc == -1 || !o->quiet)
 		(void)fprintf(stderr, "%s\n",
 			      v != NULL ? v : "as4gw push: out of memory");
@@ -670,6 +854,15 @@ cli_push_prepare(struct arena *a, const struct cli_push_opts *o, int first,
 	return 0;
 }
 
+/* "as4gw push: msg[: detail]" on stderr for a failure before sending (the
+ * detail names the file, key or xmlsec complaint). */
+static void
+cli_push_complain(const struct err *err)
+{
+	(void)fprintf(stderr, "as4gw push: %s%s%s\n", err->msg,
+		      err->detail[0] != '\0' ? ": " : "", err->detail);
+}
+
 /* Send message number i: the prepared one with --repeat, else a new one. */
 static int
 cli_push_one(const struct cli_push_opts *o, struct cli_replay_client *c,
@@ -687,21 +880,68 @@ cli_push_one(const struct cli_push_opts *o, struct cli_replay_client *c,
 		return -1;
 	}
 	if (once == NULL && cli_push_prepare(a, o, i == 0, &fresh, &err) == -1)
-		(void)fprintf(stderr, "as4gw push: %s\n", err.msg);
+		cli_push_complain(&err);
 	else
 		rc = cli_push_send(a, o, c, cert, once != NULL ? once : &fresh);
 	arena_free(a);
 	return rc;
 }
 
-/* Read the payload files and the gateway certificate (owned by the arena). */
+/*
+ * --compress (AS4 profile 3.1): data becomes one gzip member (RFC 1952, by
+ * zlib's gzip wrapper: no name, mtime 0, so a file always gives the same
+ * bytes), fed to zlib in pieces its 32-bit counters can take.
+ */
 static int
-cli_push_load(struct arena *a, struct cli_push_opts *o,
-	      struct wss_cert **ret_cert, struct err *err)
+cli_push_gzip(struct buf *data, struct err *err)
+{
+	unsigned char chunk[1 << 16];
+	struct buf out = {0};
+	z_stream z;
+	size_t off = 0, step;
+	int zrc = Z_OK, rc = -1;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		goto out;
+	while (zrc == Z_OK) {
+		if (z.avail_in == 0 && off < data->len) {
+			step = data->len - off;
+			step = step < CLI_PUSH_GZIP_CHUNK ? step
+							  : CLI_PUSH_GZIP_CHUNK;
+			z.next_in = (Bytef *)data->data + off;
+			z.avail_in = (uInt)step;
+			off += step;
+		}
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		zrc = deflate(&z, off == data->len ? Z_FINISH : Z_NO_FLUSH);
+		if (buf_append(&out, chunk, sizeof(chunk) - z.avail_out) == -1)
+			zrc = Z_MEM_ERROR;
+	}
+	if (zrc != Z_STREAM_END)
+		goto out;
+	buf_free(data);
+	*data = out;
+	memset(&out, 0, sizeof(out));
+	rc = 0;
+out:
+	(void)deflateEnd(&z);
+	buf_free(&out);
+	if (rc == -1)
+		err_set(err, ERR_INTERNAL, NULL,
+			"could not compress a payload");
+	return rc;
+}
+
+/* Read (and with --compress, gzip) the payload files. */
+static int
+cli_push_load_payloads(struct arena *a, struct cli_push_opts *o,
+		       struct err *err)
 {
 	size_t i;
 
-	*ret_cert = NULL;
 	for (i = 0; i < o->n_payloads; i++) {
 		struct cli_push_payload *p = &o->payloads[i];
 
@@ -711,9 +951,51 @@ cli_push_load(struct arena *a, struct cli_push_opts *o,
 			return -1;
 		}
 		if (cli_replay_read_file(p->path, CLI_REPLAY_MAX_FILE, &p->data,
-					 err) == -1)
+					 err) == -1 ||
+		    (o->compress && cli_push_gzip(&p->data, err) == -1))
 			return -1;
 	}
+	return 0;
+}
+
+/* --sign's key pair and --encrypt's recipient (owned by the arena). */
+static int
+cli_push_load_security(struct arena *a, struct cli_push_opts *o,
+		       struct err *err)
+{
+	if (o->sign) {
+		if (wss_key_load(o->sign_cert, o->sign_key, &o->key, err) == -1)
+			return -1;
+		if (arena_cleanup(a, cli_push_key_cleanup, o->key) == -1) {
+			o->key = NULL; /* already freed by arena_cleanup */
+			return err_set(err, ERR_INTERNAL, NULL,
+				       "out of memory");
+		}
+	}
+	if (o->encrypt) {
+		if (wss_recipient_load(o->recipient_cert, &o->recipient,
+				       err) == -1)
+			return -1;
+		if (arena_cleanup(a, cli_push_recipient_cleanup,
+				  o->recipient) == -1) {
+			o->recipient = NULL;
+			return err_set(err, ERR_INTERNAL, NULL,
+				       "out of memory");
+		}
+	}
+	return 0;
+}
+
+/* Read the payload files, the keys and the gateway certificate (owned by the
+ * arena). */
+static int
+cli_push_load(struct arena *a, struct cli_push_opts *o,
+	      struct wss_cert **ret_cert, struct err *err)
+{
+	*ret_cert = NULL;
+	if (cli_push_load_payloads(a, o, err) == -1 ||
+	    cli_push_load_security(a, o, err) == -1)
+		return -1;
 	if (o->gateway_cert == NULL)
 		return 0;
 	if (wss_cert_load(o->gateway_cert, ret_cert, err) == -1)
@@ -774,7 +1056,7 @@ cli_push(int argc, char **argv)
 	}
 	rc = 1;
 	if (cli_push_setup(a, &o, &cert, &c, &once, &err) == -1) {
-		(void)fprintf(stderr, "as4gw push: %s\n", err.msg);
+		cli_push_complain(&err);
 		goto out;
 	}
 	t0 = clock_mono_ms();

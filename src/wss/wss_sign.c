@@ -254,7 +254,7 @@ wss_sign_cid_uri(const char *id)
 	for (i = 0; i < n; i++) {
 		c = (unsigned char)id[i];
 		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || strchr("-._~@!$&'*+,;=:", c)) {
+		    (c >= '0' && c <= '9') || strchr("-._~@!$&*+,;=:", c)) {
 			out[j++] = c;
 			continue;
 		}
@@ -709,6 +709,34 @@ wss_nrr_count(const xmlNode *nri, size_t *ret_n)
 	return 0;
 }
 
+/* How many sent references have exactly one equal copy in nri; the URI of
+ * the first that has not goes to err.detail. */
+static size_t
+wss_nrr_hits(const xmlNode *si, const xmlNode *nri, struct err *err)
+{
+	xmlNodePtr r, p;
+	size_t n = 0, hits;
+	xmlChar *uri;
+
+	for (r = xml_child(si, NS_DS, "Reference"); r != NULL;
+	    r = xml_next(r, NS_DS, "Reference")) {
+		hits = 0;
+		for (p = xml_child(nri, NULL, NULL); p != NULL;
+		    p = xml_next(p, NULL, NULL))
+			hits += (size_t)wss_nrr_ref_eq(r,
+			    xml_child(p, NS_DS, "Reference"));
+		if (hits == 1) {
+			n++;
+		} else if (err->detail[0] == '\0') {
+			uri = xmlGetNoNsProp(r, (const xmlChar *)"URI");
+			err_detail(err, "first differing reference \"%s\"",
+			    uri != NULL ? (const char *)uri : "");
+			xmlFree(uri);
+		}
+	}
+	return n;
+}
+
 /* Does the Receipt copy exactly the references we signed?  See wss.h. */
 int
 wss_nrr_match(xmlDocPtr sent, xmlDocPtr receipt, size_t *ret_n,
@@ -716,9 +744,11 @@ wss_nrr_match(xmlDocPtr sent, xmlDocPtr receipt, size_t *ret_n,
 {
 	xmlNodePtr si = sent != NULL ? wss_nrr_signed_info(sent) : NULL;
 	xmlNodePtr nri = receipt != NULL ? wss_nrr_info(receipt) : NULL;
-	xmlNodePtr r, p;
-	size_t n_sent, n_got = 0, hits;
+	size_t n_sent, n_got = 0, n_same;
+	struct err why;
+	char msg[96];
 
+	err_clear(&why);
 	if (si == NULL)
 		return err_set(err, ERR_INTERNAL, NULL,
 		    "the sent message is not signed");
@@ -728,26 +758,15 @@ wss_nrr_match(xmlDocPtr sent, xmlDocPtr receipt, size_t *ret_n,
 		return wss_nrr_fail(err, "malformed "
 		    "ebbp:MessagePartNRInformation");
 	n_sent = xml_count(si, NS_DS, "Reference");
-	if (n_got != n_sent)
-		return wss_nrr_fail(err, "other number of references");
-	for (r = xml_child(si, NS_DS, "Reference"); r != NULL;
-	    r = xml_next(r, NS_DS, "Reference")) {
-		hits = 0;
-		for (p = xml_child(nri, NULL, NULL); p != NULL;
-		    p = xml_next(p, NULL, NULL))
-			hits += (size_t)wss_nrr_ref_eq(r,
-			    xml_child(p, NS_DS, "Reference"));
-		if (hits != 1) {
-			xmlChar *uri = xmlGetNoNsProp(r,
-			    (const xmlChar *)"URI");
-
-			wss_nrr_fail(err, "a digest differs or is missing");
-			err_detail(err, "reference \"%s\"",
-			    uri != NULL ? (const char *)uri : "");
-			xmlFree(uri);
-			return -1;
-		}
+	n_same = wss_nrr_hits(si, nri, &why);
+	if (n_same == n_sent && n_got == n_sent) {
+		*ret_n = n_sent;
+		return 0;
 	}
-	*ret_n = n_sent;
-	return 0;
+	(void)snprintf(msg, sizeof(msg), "%zu of %zu signed digests in its "
+	    "%zu NRR references", n_same, n_sent, n_got);
+	wss_nrr_fail(err, msg);
+	if (why.detail[0] != '\0')
+		err_detail(err, "%s", why.detail);
+	return -1;
 }
