@@ -7,7 +7,7 @@ AS4GW_PACKAGES=(
 	libpq-dev libsqlite3-dev zlib1g-dev libcurl4-openssl-dev libcmocka-dev
 	openssl curl
 )
-AS4GW_TEST_PACKAGES=(postgresql python3 python3-pytest python3-psycopg2 sqlite3)
+AS4GW_TEST_PACKAGES=(postgresql python3 python3-pytest python3-psycopg2 python3-lxml python3-cryptography sqlite3)
 
 # Install what is missing: apt-get when root, else print the line and stop.
 as4gw_need_packages() {

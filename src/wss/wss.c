@@ -416,9 +416,12 @@ wss_is_id_attr(const xmlAttr *attr)
 {
 	const xmlChar *ns = attr->ns != NULL ? attr->ns->href : NULL;
 
+	/* ID too (SAML-style, issue 3 item 1): never resolved by us, but one
+	 * value on two elements is refused whatever the attribute's spelling */
 	if (ns == NULL)
 		return xmlStrEqual(attr->name, (const xmlChar *)"Id") ||
-		    xmlStrEqual(attr->name, (const xmlChar *)"id");
+		    xmlStrEqual(attr->name, (const xmlChar *)"id") ||
+		    xmlStrEqual(attr->name, (const xmlChar *)"ID");
 	if (xmlStrEqual(ns, (const xmlChar *)NS_WSU))
 		return xmlStrEqual(attr->name, (const xmlChar *)"Id");
 	return xmlStrEqual(ns, XML_XML_NAMESPACE) &&
