@@ -32,6 +32,7 @@ struct http_server {
 	const struct conf *conf;
 	const struct gateway *gw;
 	atomic_int inflight;
+	atomic_int stopping;       /* set by http_stop: answers close the connection */
 	pthread_key_t store_key;
 	pthread_mutex_t slots_lock;
 	struct http_store_slot *slots;
@@ -119,7 +120,8 @@ http_respond(struct MHD_Connection *conn, struct http_req *r, int status,
 	}
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "POST");
-	if (r->refused)
+	/* while draining, keep-alive clients must not start more requests */
+	if (r->refused || atomic_load(&r->srv->stopping))
 		(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	(void)MHD_add_response_header(resp, "X-Request-Id", r->id);
 	ok = MHD_queue_response(conn, (unsigned)status, resp);
@@ -422,8 +424,15 @@ http_start_daemon(struct http_server *srv, struct sockaddr_storage *ss,
     struct err *err)
 {
 	const struct conf *c = srv->conf;
+	/*
+	 * poll(), not epoll (MHD_USE_AUTO picks epoll on Linux): with a thread
+	 * pool, MHD_quiesce_daemon() races each worker's own removal of the
+	 * listening socket from its epoll set and libmicrohttpd aborts the
+	 * process when it loses (MHD_PANIC on ENOENT); poll() workers are told
+	 * through their ITC instead.
+	 */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
-	    MHD_USE_ERROR_LOG | MHD_USE_AUTO;
+	    MHD_USE_ERROR_LOG | MHD_USE_POLL;
 	const union MHD_DaemonInfo *di;
 
 	if (ss->ss_family == AF_INET6)
@@ -467,6 +476,7 @@ http_start(const struct conf *conf, const struct gateway *gw,
 	srv->conf = conf;
 	srv->gw = gw;
 	atomic_init(&srv->inflight, 0);
+	atomic_init(&srv->stopping, 0);
 	(void)pthread_mutex_init(&srv->slots_lock, NULL);
 	if (pthread_key_create(&srv->store_key, NULL) != 0) {
 		free(srv);
@@ -492,23 +502,36 @@ http_port(const struct http_server *srv)
 	return srv->port;
 }
 
+/*
+ * Stop accepting and let the requests in flight finish (SIGTERM drain); their
+ * answers say "Connection: close".  The listening socket stays open until
+ * MHD_stop_daemon() (libmicrohttpd: a worker may still use it); shutdown()
+ * makes the kernel refuse new connections now instead of queueing them.
+ */
+static void
+http_drain(struct http_server *srv, unsigned drain_ms)
+{
+	int64_t until = clock_mono_ms() + drain_ms;
+	MHD_socket lsock;
+
+	atomic_store(&srv->stopping, 1);
+	lsock = MHD_quiesce_daemon(srv->daemon);
+	if (lsock != MHD_INVALID_SOCKET)
+		(void)shutdown(lsock, SHUT_RDWR);
+	while (atomic_load(&srv->inflight) > 0 && clock_mono_ms() < until)
+		(void)usleep(20 * 1000);
+	MHD_stop_daemon(srv->daemon);
+	if (lsock != MHD_INVALID_SOCKET)
+		(void)close(lsock);
+}
+
 void
 http_stop(struct http_server *srv, unsigned drain_ms)
 {
-	int64_t until = clock_mono_ms() + drain_ms;
-
 	if (srv == NULL)
 		return;
-	if (srv->daemon != NULL) {
-		/* stop accepting; let requests in flight finish (SIGTERM drain) */
-		MHD_socket lsock = MHD_quiesce_daemon(srv->daemon);
-
-		if (lsock != MHD_INVALID_SOCKET)
-			(void)close(lsock);
-		while (atomic_load(&srv->inflight) > 0 && clock_mono_ms() < until)
-			(void)usleep(20 * 1000);
-		MHD_stop_daemon(srv->daemon);
-	}
+	if (srv->daemon != NULL)
+		http_drain(srv, drain_ms);
 	http_store_slots_free(srv);
 	(void)pthread_key_delete(srv->store_key);
 	(void)pthread_mutex_destroy(&srv->slots_lock);

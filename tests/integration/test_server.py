@@ -6,6 +6,7 @@ import re
 import signal
 import socket
 import ssl
+import subprocess
 import threading
 import time
 import warnings
@@ -236,6 +237,59 @@ def test_sigterm_drains_request_in_flight(gateway):
                                      mid)[0][0]) == ans.body
     msgs = [l.get('msg', '') for l in gateway.log_lines()]
     assert any('draining' in m for m in msgs) and any('stopped' in m for m in msgs)
+
+
+def test_sigterm_with_busy_keepalive_clients_exits_promptly(gateway):
+    """Partners pushing back to back on keep-alive connections must not hold the
+    drain open until the request deadline (120 s): answers given while draining
+    say "Connection: close".  Every Receipt a client got is stored, nothing more."""
+    got, errors, lock = [], [], threading.Lock()
+
+    def client():
+        c = http.client.HTTPConnection('127.0.0.1', gateway.port, timeout=30)
+        try:
+            while True:
+                mid = new_id()
+                ct, body = user_message(mid)
+                c.request('POST', '/as4', body, {'Content-Type': ct})
+                r = c.getresponse()
+                ans = as4msg.Answer(r.status, dict(r.getheaders()), r.read())
+                with lock:
+                    got.append((mid, ans))
+                if (r.getheader('Connection') or '').lower() == 'close':
+                    return
+        except (OSError, http.client.HTTPException) as e:
+            with lock:
+                errors.append(e)  # between two requests when the daemon stopped
+        finally:
+            c.close()
+
+    clients = [threading.Thread(target=client, daemon=True) for _ in range(8)]
+    for t in clients:
+        t.start()
+    deadline = time.monotonic() + 15
+    while len(got) < 40 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(got) >= 40, (len(got), errors)
+    t0 = time.monotonic()
+    gateway.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = gateway.proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail('as4gw still draining 60 s after SIGTERM with busy keep-alive clients')
+    took = time.monotonic() - t0
+    for t in clients:
+        t.join(30)
+    assert rc == 0
+    assert took < 10, f'drain took {took:.1f}s'
+    assert not any(t.is_alive() for t in clients)
+    bad = [(m, a) for m, a in got if not (a.status == 200 and a.is_receipt and a.ref_to == m)]
+    assert not bad, bad[:1]
+    for m, _ in got[-8:]:
+        assert gateway.store.counts(m) == (1, 1, 1)
+    assert gateway.store.totals() == (len(got),) * 3
+    closed = [a for _, a in got if a.headers.get('Connection', '').lower() == 'close']
+    assert len(closed) + len(errors) == len(clients), (len(closed), errors)
 
 
 @pytest.mark.parametrize('sig', [signal.SIGTERM, signal.SIGINT])
