@@ -58,6 +58,8 @@ cli_pmode_security(const struct conf *c, const struct pmode_leg *l)
 	cli_pmode_files("signer certificates", l->signer_certs,
 	    l->n_signer_certs);
 	cli_pmode_files("trust anchors", l->trust_anchors, l->n_trust_anchors);
+	if (l->n_trust_crls > 0)
+		cli_pmode_files("CRLs", l->trust_crls, l->n_trust_crls);
 	(void)printf(", decryption key %s (certificate %s%s)", l->decrypt_key,
 	    l->decrypt_cert, strcmp(l->decrypt_key, c->sign_key) == 0 &&
 	    strcmp(l->decrypt_cert, c->sign_cert) == 0 ?

@@ -50,6 +50,12 @@ struct pmode_leg {
 	 * partner certificate is listed as its own anchor). */
 	char **trust_anchors;
 	size_t n_trust_anchors;
+	/* <trust><crl>: CRL files (PEM or DER) of the CAs that issue signer
+	 * certificates; may be empty (NULL, 0): then no revocation check.
+	 * Once any is given, the issuer of every signer certificate needs
+	 * one (the leaf is checked, not the rest of the chain). */
+	char **trust_crls;
+	size_t n_trust_crls;
 	/* <decryption>: the gateway's certificate and key (PEM) for payloads
 	 * encrypted to it on this leg.  Never NULL after conf_load(): without
 	 * <decryption> they are copies of the gateway's sign_cert/sign_key. */

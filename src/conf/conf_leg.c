@@ -148,10 +148,11 @@ conf_leg_collapse(char *s)
 }
 
 /*
- * Every child `name` of parent (<signer><certificate>, <trust><anchor>):
+ * Every child `name` of parent (<signer><certificate>, <trust><anchor>,
+ * <trust><crl>):
  * a file name, resolved, into the malloc'd array *ret of *ret_n, queued for
  * the file check as `pmode "id": signer certificate`.  The schema bounds
- * the count and requires at least one.
+ * the count; at least one is required here.
  */
 static int
 conf_leg_files(struct conf_ctx *x, const struct pmode_leg *leg,
@@ -207,6 +208,11 @@ conf_leg_trust(struct conf_ctx *x, const xmlNode *node, const xmlNode *sec,
 		return -1;
 	if (trust != NULL && conf_leg_files(x, leg, trust, "anchor",
 	    &leg->trust_anchors, &leg->n_trust_anchors) == -1)
+		return -1;
+	/* optional CRLs: revocation is checked only when some are listed */
+	if (trust != NULL && xml_count(trust, CONF_NS, "crl") > 0 &&
+	    conf_leg_files(x, leg, trust, "crl", &leg->trust_crls,
+	    &leg->n_trust_crls) == -1)
 		return -1;
 	return 0;
 }
@@ -403,6 +409,7 @@ conf_leg_free(struct pmode_leg *leg)
 	free(leg->action);
 	conf_leg_strv_free(leg->signer_certs, leg->n_signer_certs);
 	conf_leg_strv_free(leg->trust_anchors, leg->n_trust_anchors);
+	conf_leg_strv_free(leg->trust_crls, leg->n_trust_crls);
 	free(leg->decrypt_cert);
 	free(leg->decrypt_key);
 	free(leg->algorithms);

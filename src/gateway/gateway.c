@@ -44,7 +44,8 @@ gateway_leg_init(const struct gateway *gw, const struct pmode_leg *leg,
 	if (leg->n_signer_certs > 0 &&
 	    wss_trust_new((const char *const *)leg->signer_certs,
 	    leg->n_signer_certs, (const char *const *)leg->trust_anchors,
-	    leg->n_trust_anchors, &gl->trust, err) == -1)
+	    leg->n_trust_anchors, (const char *const *)leg->trust_crls,
+	    leg->n_trust_crls, &gl->trust, err) == -1)
 		goto fail;
 	p->trust = gl->trust;
 	if (strcmp(leg->decrypt_cert, c->sign_cert) != 0 ||

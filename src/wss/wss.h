@@ -158,9 +158,14 @@ unsigned wss_alg_from_uri(const char *uri);
 struct wss_trust;
 
 /* Load PEM files (each may hold several certificates; one without any is
- * an error naming it).  Both lists must be non-empty (ERR_CONF). */
+ * an error naming it).  Signer and anchor lists must be non-empty
+ * (ERR_CONF).  crl_files (PEM, several per file, or one DER CRL; may be
+ * NULL when n_crls is 0): with any, wss_trust_check() also refuses a signer
+ * certificate revoked by its issuer's CRL, and one whose issuer has no CRL
+ * current at the instant (only the signer is checked, not its CAs). */
 int wss_trust_new(const char *const *signer_files, size_t n_signers,
     const char *const *anchor_files, size_t n_anchors,
+    const char *const *crl_files, size_t n_crls,
     struct wss_trust **ret, struct err *err);
 void wss_trust_free(struct wss_trust *t);
 

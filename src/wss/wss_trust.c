@@ -13,7 +13,11 @@
  * certificate to be one of the signers (DER-equal) and to chain to an anchor
  * at the given instant.
  *
- * Revocation (CRL, OCSP) is not checked yet: that is future work.
+ * Revocation: when the leg lists CRLs, the signer certificate (the leaf,
+ * not its CAs: X509_V_FLAG_CRL_CHECK without _ALL) must not be revoked by
+ * a current CRL of its issuer; an issuer without a CRL, or whose CRL is past
+ * nextUpdate at the instant, fails the check (NEGATIVE-CASES 43).  Without
+ * CRLs revocation is not checked.  OCSP is not supported.
  */
 #include "wss_int.h"
 
@@ -72,7 +76,8 @@ struct wss_trust {
 	STACK_OF(X509) *certs;                     /* the signers */
 	struct wss_trust_signer *signers;
 	size_t n_signers;
-	X509_STORE *anchors;
+	X509_STORE *anchors;                       /* and the CRLs */
+	unsigned long vflags;                      /* X509_V_FLAG_CRL_CHECK or 0 */
 };
 
 /* One attribute of an issuer name string. */
@@ -177,6 +182,61 @@ out:
 	return rc;
 }
 
+/* Add crl (one reference, always consumed) to store. */
+static int
+wss_trust_add_crl(X509_STORE *store, X509_CRL *crl, const char *path,
+    struct err *err)
+{
+	int rc = 0;
+
+	if (X509_STORE_add_crl(store, crl) != 1)
+		rc = err_set(err, ERR_CONF, NULL, "could not add CRL from "
+		    "\"%s\"", path);
+	X509_CRL_free(crl);
+	return rc;
+}
+
+/* Add every CRL of a file to store: PEM (several allowed) or one DER CRL;
+ * a file without any is an error that names the file. */
+static int
+wss_trust_read_crls(X509_STORE *store, const char *path, struct err *err)
+{
+	BIO *bio = BIO_new_file(path, "rb");
+	X509_CRL *crl;
+	unsigned long e;
+	size_t n = 0;
+	int rc = -1;
+
+	if (bio == NULL) {
+		err_set(err, ERR_IO, NULL, "could not open CRL file \"%s\": %s",
+		    path, strerror(errno));
+		goto out;
+	}
+	ERR_clear_error();
+	while ((crl = PEM_read_bio_X509_CRL(bio, NULL, wss_trust_no_password,
+	    NULL)) != NULL) {
+		if (wss_trust_add_crl(store, crl, path, err) < 0)
+			goto out;
+		n++;
+	}
+	e = ERR_peek_last_error();
+	if (n == 0 && BIO_reset(bio) == 0 &&
+	    (crl = d2i_X509_CRL_bio(bio, NULL)) != NULL) {
+		rc = wss_trust_add_crl(store, crl, path, err);
+		goto out;
+	}
+	if (n == 0 || ERR_GET_LIB(e) != ERR_LIB_PEM ||
+	    ERR_GET_REASON(e) != PEM_R_NO_START_LINE)
+		err_set(err, ERR_CONF, NULL, "could not read CRL file \"%s\"",
+		    path);
+	else
+		rc = 0;
+out:
+	ERR_clear_error();
+	BIO_free(bio);
+	return rc;
+}
+
 /* Cache the extensions (so that later reads from threads do not write) and
  * compute the identifiers of each signer. */
 static int
@@ -235,13 +295,15 @@ wss_trust_store(struct wss_trust *t, STACK_OF(X509) *anchors, struct err *err)
 }
 
 /*
- * Load the signer and anchor PEM files of one leg.  Both lists must be
- * non-empty: a leg without signers or without anchors could never accept a
- * signature, which is a configuration error better found at start.
+ * Load the signer and anchor PEM files and the CRL files of one leg.
+ * Signers and anchors must be non-empty: a leg without either could never
+ * accept a signature, which is a configuration error better found at start.
+ * CRLs are optional; any turns on the revocation check of the signer.
  */
 int
 wss_trust_new(const char *const *signer_files, size_t n_signers,
     const char *const *anchor_files, size_t n_anchors,
+    const char *const *crl_files, size_t n_crls,
     struct wss_trust **ret, struct err *err)
 {
 	struct wss_trust *t = NULL;
@@ -270,6 +332,10 @@ wss_trust_new(const char *const *signer_files, size_t n_signers,
 			goto out;
 	if (wss_trust_index(t, err) < 0 || wss_trust_store(t, anchors, err) < 0)
 		goto out;
+	for (i = 0; i < n_crls; i++)
+		if (wss_trust_read_crls(t->anchors, crl_files[i], err) < 0)
+			goto out;
+	t->vflags = n_crls > 0 ? X509_V_FLAG_CRL_CHECK : 0;
 	*ret = t;
 	t = NULL;
 	rc = 0;
@@ -981,15 +1047,17 @@ wss_trust_bound(const struct wss_trust *t, const X509 *cert)
 	return 0;
 }
 
-/* Verification parameters: the instant, any purpose, and configured
- * anchors trusted as given even when not self-signed (eDelivery AS4 1.15,
- * 1.5.3.3: anchors may be chain prefixes). */
+/* Verification parameters: the instant (for CRLs too), any purpose, the
+ * leaf's revocation when CRLs are configured, and configured anchors
+ * trusted as given even when not self-signed (eDelivery AS4 1.15, 1.5.3.3:
+ * anchors may be chain prefixes). */
 static void
-wss_trust_params(X509_STORE_CTX *ctx, int64_t at_ms)
+wss_trust_params(X509_STORE_CTX *ctx, unsigned long vflags, int64_t at_ms)
 {
 	X509_VERIFY_PARAM *vp = X509_STORE_CTX_get0_param(ctx);
 
-	(void)X509_VERIFY_PARAM_set_flags(vp, X509_V_FLAG_PARTIAL_CHAIN);
+	(void)X509_VERIFY_PARAM_set_flags(vp,
+	    X509_V_FLAG_PARTIAL_CHAIN | vflags);
 	(void)X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_ANY);
 	if (at_ms != 0)
 		X509_VERIFY_PARAM_set_time(vp, (time_t)(at_ms / 1000));
@@ -998,8 +1066,9 @@ wss_trust_params(X509_STORE_CTX *ctx, int64_t at_ms)
 /*
  * May cert sign for this leg?  Bound to the From party (NEGATIVE-CASES 44),
  * keyUsage (when present) includes digitalSignature, and the chain reaches
- * an anchor with every certificate valid at at_ms (NEGATIVE-CASES 42, 43).
- * No CRL or OCSP check: revocation checking is future work.
+ * an anchor with every certificate valid at at_ms (NEGATIVE-CASES 42, 43),
+ * and, when the trust has CRLs, cert is not revoked by a CRL current at
+ * at_ms (detail "certificate revoked", "CRL has expired", ...).
  */
 int
 wss_trust_check(const struct wss_trust *t, X509 *cert,
@@ -1027,7 +1096,7 @@ wss_trust_check(const struct wss_trust *t, X509 *cert,
 		    "verification");
 		goto out;
 	}
-	wss_trust_params(ctx, at_ms);
+	wss_trust_params(ctx, t->vflags, at_ms);
 	if (X509_verify_cert(ctx) != 1) {
 		e = X509_STORE_CTX_get_error(ctx);
 		(void)snprintf(why, sizeof(why), "openssl: %s (depth %d)",

@@ -89,6 +89,10 @@ static const struct conf_bad_case conf_bad_cases[] = {
 	    "could not open file \"" FIX "missing-cert.pem\"", 18 },
 	{ FIX "sec-anchor-unreadable.xml", "pmode \"a\": trust anchor: could "
 	    "not open file \"" FIX "missing-ca.pem\"", 18 },
+	{ FIX "sec-crl-unreadable.xml", "pmode \"a\": trust crl: could not "
+	    "open file \"" FIX "missing-crl.pem\"", 19 },
+	{ FIX "sec-crl-order.xml", "not valid against the schema: Element "
+	    "'crl': This element is not expected. Expected is ( anchor )", 18 },
 	{ FIX "sec-decrypt-cert-unreadable.xml", "pmode \"a\": decryption "
 	    "certificate: could not open file \"" FIX "missing-cert.pem\"", 17 },
 	{ FIX "sec-decrypt-key-unreadable.xml", "pmode \"a\": decryption key: "
@@ -212,6 +216,8 @@ test_conf_minimal_defaults(void **state)
 	assert_string_equal(l->signer_certs[0], FIX "dummy-cert.pem");
 	assert_int_equal(l->n_trust_anchors, 1);
 	assert_string_equal(l->trust_anchors[0], FIX "dummy-cert.pem");
+	assert_int_equal(l->n_trust_crls, 0);      /* no revocation check */
+	assert_null(l->trust_crls);
 	assert_string_equal(l->decrypt_cert, c->sign_cert);
 	assert_string_equal(l->decrypt_key, c->sign_key);
 	assert_ptr_not_equal(l->decrypt_cert, c->sign_cert);   /* own copies */
@@ -280,6 +286,8 @@ test_conf_full(void **state)
 	assert_null(l->signer_certs);
 	assert_int_equal(l->n_trust_anchors, 0);
 	assert_null(l->trust_anchors);
+	assert_int_equal(l->n_trust_crls, 0);
+	assert_null(l->trust_crls);
 	assert_string_equal(l->decrypt_cert, FIX "../conf/dummy-cert.pem");
 	assert_string_equal(l->decrypt_key, FIX "dummy-key.pem");
 	assert_string_equal(l->algorithms,
@@ -290,13 +298,17 @@ test_conf_full(void **state)
 	assert_int_equal(l->signing, CONF_REQUIRED);
 	assert_int_equal(l->encryption, CONF_OPTIONAL);
 	assert_int_equal(l->receipt_nrr, 1);
-	/* two signer files (trimmed, resolved), one anchor, defaults for the
+	/* two signer files (trimmed, resolved), one anchor, two CRLs
+	 * (trimmed, resolved; conf does not parse them), defaults for the
 	 * decryption pair and the algorithms, skew at its maximum */
 	assert_int_equal(l->n_signer_certs, 2);
 	assert_string_equal(l->signer_certs[0], FIX "dummy-cert.pem");
 	assert_string_equal(l->signer_certs[1], FIX "../conf/dummy-key.pem");
 	assert_int_equal(l->n_trust_anchors, 1);
 	assert_string_equal(l->trust_anchors[0], FIX "dummy-cert.pem");
+	assert_int_equal(l->n_trust_crls, 2);
+	assert_string_equal(l->trust_crls[0], FIX "dummy-cert.pem");
+	assert_string_equal(l->trust_crls[1], FIX "../conf/dummy-key.pem");
 	assert_string_equal(l->decrypt_cert, FIX "dummy-cert.pem");
 	assert_string_equal(l->decrypt_key, FIX "dummy-key.pem");
 	assert_null(l->algorithms);

@@ -212,7 +212,7 @@ trust_make(const char *signer, struct wss_trust **ret)
 	err_clear(&err);
 	(void)snprintf(crt, sizeof(crt), "%s/%s.crt", fx.dir, signer);
 	(void)snprintf(ca, sizeof(ca), "%s/ca.crt", fx.dir);
-	return wss_trust_new(&s, 1, &c, 1, ret, &err);
+	return wss_trust_new(&s, 1, &c, 1, NULL, 0, ret, &err);
 }
 
 /* Make the PKI, load the keys, build the trusts. */
@@ -1117,7 +1117,7 @@ corpus_trust(const char *rel)
 	err_clear(&err);
 	(void)snprintf(path, sizeof(path), "%s/%s.pem", testutil_shared_dir(),
 	    rel);
-	assert_int_equal(wss_trust_new(&p, 1, &p, 1, &t, &err), 0);
+	assert_int_equal(wss_trust_new(&p, 1, &p, 1, NULL, 0, &t, &err), 0);
 	return t;
 }
 

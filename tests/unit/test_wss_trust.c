@@ -3,8 +3,9 @@
  * resolving ds:KeyInfo to a certificate (BinarySecurityToken X509v3 and
  * X509PKIPathv1, SubjectKeyIdentifier, ThumbprintSHA1, IssuerSerial with the
  * issuer name written the Java, .NET and OpenSSL ways, inline certificates),
- * refusing ds:KeyValue, and the binding/chain/validity checks.  A small PKI
- * (root, two intermediates, leaves) is generated with OpenSSL at start; the
+ * refusing ds:KeyValue, the binding/chain/validity checks and revocation
+ * by CRL (PEM and DER files).  A small PKI (root, two intermediates, leaves,
+ * CRLs) is generated with OpenSSL at start; the
  * KeyInfo of real messages in ../shared/corpus must resolve to the
  * certificate the corpus README names.
  */
@@ -102,7 +103,7 @@ static struct {
 
 static const char *const fx_files[] = {
 	"signers.pem", "ca.pem", "int.pem", "garbage.pem", "key.pem",
-	"broken.pem", "anchor0.pem",
+	"broken.pem", "anchor0.pem", "crl.pem", "crl-empty.der", "crl-ca.pem",
 };
 
 /* fx.dir/name into out. */
@@ -188,7 +189,8 @@ make_cert(int i)
 	add_ext(cert, issuer, NID_basic_constraints, specs[i].ca ?
 	    "critical,CA:TRUE" : "critical,CA:FALSE");
 	if (specs[i].ca)
-		add_ext(cert, issuer, NID_key_usage, "critical,keyCertSign");
+		add_ext(cert, issuer, NID_key_usage,
+		    "critical,keyCertSign,cRLSign");
 	else if (specs[i].ku != 0)
 		add_ext(cert, issuer, NID_key_usage, specs[i].ku == 1 ?
 		    "critical,digitalSignature" : "critical,keyEncipherment");
@@ -318,6 +320,48 @@ write_text(const char *name, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
+/*
+ * Append to fx.dir/name (PEM) or write it (DER) a CRL of certificate issuer,
+ * current from yesterday for 30 days, revoking revoked (C_NONE: nothing).
+ */
+static void
+write_crl(const char *name, int issuer, int revoked, int der)
+{
+	X509_CRL *crl = X509_CRL_new();
+	ASN1_TIME *t = ASN1_TIME_new();
+	X509_REVOKED *r;
+	char path[128];
+	BIO *bio;
+
+	assert_true(crl != NULL && t != NULL);
+	assert_int_equal(X509_CRL_set_version(crl, 1), 1);
+	assert_int_equal(X509_CRL_set_issuer_name(crl,
+	    X509_get_subject_name(fx.certs[issuer])), 1);
+	assert_non_null(X509_gmtime_adj(t, -86400L));
+	assert_int_equal(X509_CRL_set1_lastUpdate(crl, t), 1);
+	if (revoked != C_NONE) {
+		r = X509_REVOKED_new();
+		assert_non_null(r);
+		assert_int_equal(X509_REVOKED_set_serialNumber(r,
+		    X509_get_serialNumber(fx.certs[revoked])), 1);
+		assert_int_equal(X509_REVOKED_set_revocationDate(r, t), 1);
+		assert_int_equal(X509_CRL_add0_revoked(crl, r), 1);
+	}
+	assert_non_null(X509_gmtime_adj(t, 30 * 86400L));
+	assert_int_equal(X509_CRL_set1_nextUpdate(crl, t), 1);
+	assert_int_equal(X509_CRL_sort(crl), 1);
+	assert_true(X509_CRL_sign(crl, fx.keys[specs[issuer].key],
+	    EVP_sha256()) > 0);
+	bio = BIO_new_file(fx_path(path, sizeof(path), name), der ? "wb" :
+	    "a");
+	assert_non_null(bio);
+	assert_int_equal(der ? i2d_X509_CRL_bio(bio, crl) :
+	    PEM_write_bio_X509_CRL(bio, crl), 1);
+	BIO_free(bio);
+	ASN1_TIME_free(t);
+	X509_CRL_free(crl);
+}
+
 /* A trust from fx.dir file names. */
 static struct wss_trust *
 make_trust(const char *signers, const char *anchors)
@@ -329,7 +373,7 @@ make_trust(const char *signers, const char *anchors)
 	struct err err;
 
 	err_clear(&err);
-	assert_int_equal(wss_trust_new(sv, 1, av, 1, &t, &err), 0);
+	assert_int_equal(wss_trust_new(sv, 1, av, 1, NULL, 0, &t, &err), 0);
 	return t;
 }
 
@@ -366,6 +410,11 @@ group_setup(void **state)
 	    NULL, 0, NULL, NULL) != 1)
 		return -1;
 	BIO_free(bio);
+	/* crl.pem: the root's CRL, then the intermediate's revoking noski */
+	write_crl("crl.pem", C_CA, C_NONE, 0);
+	write_crl("crl.pem", C_INT, C_NOSKI, 0);
+	write_crl("crl-empty.der", C_INT, C_NONE, 1);
+	write_crl("crl-ca.pem", C_CA, C_NONE, 0);
 	fx.trust = make_trust("signers.pem", "ca.pem");
 	fx.trust_int = make_trust("signers.pem", "int.pem");
 	return 0;
@@ -400,21 +449,33 @@ static void
 test_new_failures(void **state)
 {
 	static const struct {
-		const char *signers, *anchors;
+		const char *signers, *anchors, *crl; /* crl: NULL = none */
 		size_t n_signers, n_anchors;
 		enum err_kind kind;
 		const char *msg;
 	} cases[] = {
-		{ "missing.pem", "ca.pem", 1, 1, ERR_IO, "missing.pem" },
-		{ "garbage.pem", "ca.pem", 1, 1, ERR_CONF,
+		{ "missing.pem", "ca.pem", NULL, 1, 1, ERR_IO, "missing.pem" },
+		{ "garbage.pem", "ca.pem", NULL, 1, 1, ERR_CONF,
 		    "no certificate in" },
-		{ "key.pem", "ca.pem", 1, 1, ERR_CONF, "no certificate in" },
-		{ "broken.pem", "ca.pem", 1, 1, ERR_CONF, "broken.pem" },
-		{ "signers.pem", "garbage.pem", 1, 1, ERR_CONF, "garbage.pem" },
-		{ "signers.pem", "ca.pem", 0, 1, ERR_CONF, "trust anchors" },
-		{ "signers.pem", "ca.pem", 1, 0, ERR_CONF, "trust anchors" },
+		{ "key.pem", "ca.pem", NULL, 1, 1, ERR_CONF,
+		    "no certificate in" },
+		{ "broken.pem", "ca.pem", NULL, 1, 1, ERR_CONF, "broken.pem" },
+		{ "signers.pem", "garbage.pem", NULL, 1, 1, ERR_CONF,
+		    "garbage.pem" },
+		{ "signers.pem", "ca.pem", NULL, 0, 1, ERR_CONF,
+		    "trust anchors" },
+		{ "signers.pem", "ca.pem", NULL, 1, 0, ERR_CONF,
+		    "trust anchors" },
+		{ "signers.pem", "ca.pem", "missing.crl", 1, 1, ERR_IO,
+		    "could not open CRL file" },
+		{ "signers.pem", "ca.pem", "garbage.pem", 1, 1, ERR_CONF,
+		    "could not read CRL file" },
+		{ "signers.pem", "ca.pem", "ca.pem", 1, 1, ERR_CONF,
+		    "could not read CRL file" },
+		{ "signers.pem", "ca.pem", "key.pem", 1, 1, ERR_CONF,
+		    "could not read CRL file" },
 	};
-	char s[128], a[128];
+	char s[128], a[128], c[128];
 	struct wss_trust *t;
 	struct err err;
 	size_t i;
@@ -423,11 +484,14 @@ test_new_failures(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *sv[] = { fx_path(s, sizeof(s), cases[i].signers) };
 		const char *av[] = { fx_path(a, sizeof(a), cases[i].anchors) };
+		const char *cv[] = { cases[i].crl == NULL ? NULL :
+			fx_path(c, sizeof(c), cases[i].crl) };
 
 		err_clear(&err);
 		t = (struct wss_trust *)0x1;
 		assert_int_equal(wss_trust_new(sv, cases[i].n_signers, av,
-		    cases[i].n_anchors, &t, &err), -1);
+		    cases[i].n_anchors, cv, cases[i].crl != NULL, &t, &err),
+		    -1);
 		assert_ptr_equal(t, (struct wss_trust *)0x1);
 		assert_int_equal(err.kind, cases[i].kind);
 		if (strstr(err.msg, cases[i].msg) == NULL)
@@ -845,6 +909,76 @@ test_check_table(void **state)
 	}
 }
 
+/* ---- revocation (NEGATIVE-CASES 43) ---- */
+
+/* Trusts of test_crl: anchor the root; CRLs from these files. */
+enum { R_NONE, R_PEM, R_DER, R_ROOT_ONLY, R_COUNT };
+static const char *const crl_files[R_COUNT] = {
+	[R_NONE] = NULL, [R_PEM] = "crl.pem", [R_DER] = "crl-empty.der",
+	[R_ROOT_ONLY] = "crl-ca.pem",
+};
+
+static const struct crl_case {
+	const char *name;
+	int trust, cert;         /* chain: always the intermediate */
+	long at_days;            /* 0: now */
+	const char *detail;      /* NULL: accepted */
+} crl_cases[] = {
+	{ "revoked leaf", R_PEM, C_NOSKI, 0, "certificate revoked" },
+	{ "leaf not revoked", R_PEM, C_LEAF, 0, NULL },
+	{ "revoked leaf, no CRL configured (opt-in)", R_NONE, C_NOSKI, 0,
+	    NULL },
+	{ "leaf, CRL past nextUpdate", R_PEM, C_LEAF, 60, "CRL has expired" },
+	{ "leaf, CRL not yet valid", R_PEM, C_LEAF, -5, "CRL is not yet valid" },
+	{ "DER CRL revoking nothing", R_DER, C_NOSKI, 0, NULL },
+	{ "issuer without a CRL", R_ROOT_ONLY, C_LEAF, 0,
+	    "unable to get certificate CRL" },
+};
+
+/* Table: revocation decisions with and without CRLs. */
+static void
+test_crl(void **state)
+{
+	struct wss_trust *trusts[R_COUNT] = { NULL };
+	const struct crl_case *c;
+	char s[128], a[128], f[128];
+	const char *sv[1], *av[1], *cv[1];
+	STACK_OF(X509) *chain = sk_X509_new_null();
+	struct err err;
+	size_t i;
+	int rc;
+
+	(void)state;
+	assert_non_null(chain);
+	assert_true(sk_X509_push(chain, fx.certs[C_INT]) > 0);
+	sv[0] = fx_path(s, sizeof(s), "signers.pem");
+	av[0] = fx_path(a, sizeof(a), "ca.pem");
+	for (i = 0; i < R_COUNT; i++) {
+		cv[0] = crl_files[i] == NULL ? NULL :
+		    fx_path(f, sizeof(f), crl_files[i]);
+		err_clear(&err);
+		assert_int_equal(wss_trust_new(sv, 1, av, 1, cv,
+		    crl_files[i] != NULL, &trusts[i], &err), 0);
+	}
+	for (i = 0; i < sizeof(crl_cases) / sizeof(*crl_cases); i++) {
+		c = &crl_cases[i];
+		err_clear(&err);
+		rc = wss_trust_check(trusts[c->trust], fx.certs[c->cert], chain,
+		    c->at_days == 0 ? 0 : (int64_t)time(NULL) * 1000 +
+		    c->at_days * DAY_MS, &err);
+		if (c->detail == NULL ? rc != 0 : (rc != -1 ||
+		    err.kind != ERR_EBMS ||
+		    strcmp(err.ebms_code, "EBMS:0101") != 0 ||
+		    strcmp(err.msg, "certificate not trusted") != 0 ||
+		    strstr(err.detail, c->detail) == NULL))
+			fail_msg("%s: rc %d \"%s\" (%s)", c->name, rc, err.msg,
+			    err.detail);
+	}
+	for (i = 0; i < R_COUNT; i++)
+		wss_trust_free(trusts[i]);
+	sk_X509_free(chain);
+}
+
 /* ---- corpus: real KeyInfo from recorded messages ---- */
 
 #define CX "corpus/extracted/"
@@ -954,7 +1088,7 @@ corpus_check(const struct corpus_case *c, X509 *cert, STACK_OF(X509) *chain)
 		av[0] = shared_path(ap, sizeof(ap), c->anchor);
 	}
 	err_clear(&err);
-	assert_int_equal(wss_trust_new(sv, 2, av, 1, &t, &err), 0);
+	assert_int_equal(wss_trust_new(sv, 2, av, 1, NULL, 0, &t, &err), 0);
 	if (wss_trust_check(t, cert, chain, c->at_s * 1000, &err) != 0)
 		fail_msg("%s: %s (%s)", c->envelope, err.msg, err.detail);
 	if (c->now_rc != 1)
@@ -988,7 +1122,7 @@ corpus_one(const struct corpus_case *c)
 
 	assert_non_null(xml);
 	err_clear(&err);
-	assert_int_equal(wss_trust_new(sv, 2, av, 1, &t, &err), 0);
+	assert_int_equal(wss_trust_new(sv, 2, av, 1, NULL, 0, &t, &err), 0);
 	if (xml_parse(a, xml, len, NULL, &doc, &err) != 0 ||
 	    wss_ids_index(doc, &err) != 0)
 		fail_msg("%s: %s (%s)", c->envelope, err.msg, err.detail);
@@ -1027,6 +1161,7 @@ main(void)
 		cmocka_unit_test(test_resolve_table),
 		cmocka_unit_test(test_resolve_pkipath_then_check),
 		cmocka_unit_test(test_check_table),
+		cmocka_unit_test(test_crl),
 		cmocka_unit_test(test_corpus),
 	};
 
