@@ -11,6 +11,7 @@
 
 #include <libxml/xmlschemas.h>
 
+#include "../util/codec.h"
 #include "../util/clock.h"
 #include "../xml/xml.h"
 
@@ -302,19 +303,6 @@ ebms_read_collab(struct arena *a, const xmlNode *um_node,
 	return 0;
 }
 
-/* Value of a hex digit, or -1. */
-static int
-ebms_hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decode the RFC 2392 %hh escapes of a cid: URL into the Content-ID. */
 static const char *
 ebms_cid_decode(struct arena *a, const char *s)
@@ -325,10 +313,10 @@ ebms_cid_decode(struct arena *a, const char *s)
 	if (out == NULL)
 		return NULL;
 	for (i = 0; i < len; i++) {
-		if (s[i] == '%' && i + 2 < len && ebms_hex(s[i + 1]) >= 0 &&
-		    ebms_hex(s[i + 2]) >= 0) {
-			out[o++] = (char)(ebms_hex(s[i + 1]) * 16 +
-			    ebms_hex(s[i + 2]));
+		if (s[i] == '%' && i + 2 < len && codec_hexval(s[i + 1]) >= 0 &&
+		    codec_hexval(s[i + 2]) >= 0) {
+			out[o++] = (char)(codec_hexval(s[i + 1]) * 16 +
+			    codec_hexval(s[i + 2]));
 			i += 2;
 		} else
 			out[o++] = s[i];

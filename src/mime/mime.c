@@ -367,8 +367,8 @@ mime_qp_escape(const unsigned char *p, const unsigned char *end,
     unsigned char **o)
 {
 	const unsigned char *q = p + 1;
-	int hi = end - p >= 3 ? mime_ct_hex(p[1]) : -1;
-	int lo = end - p >= 3 ? mime_ct_hex(p[2]) : -1;
+	int hi = end - p >= 3 ? codec_hexval(p[1]) : -1;
+	int lo = end - p >= 3 ? codec_hexval(p[2]) : -1;
 	size_t used = 0, eol;
 
 	if (hi >= 0 && lo >= 0) {

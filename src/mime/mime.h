@@ -132,7 +132,4 @@ int mime_write(struct arena *a, const struct mime_out_part *parts, size_t n,
  */
 int mime_ct_id_strip(const char **pp, size_t *plen);
 
-/* Internal: value of a hex digit, or -1. */
-int mime_ct_hex(unsigned char c);
-
 #endif

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../util/codec.h"
+
 /*
  * Header value grammar: Content-Type (below) and Content-ID / cid: URLs
  * (at the end, with mime_find).
@@ -311,20 +313,6 @@ mime_ct_id_strip(const char **pp, size_t *plen)
 	return cid;
 }
 
-/* Hex digit value for %-escapes (RFC 3986 2.1) and "=XX" (RFC 2045 6.7). */
-int
-mime_ct_hex(unsigned char c)
-{
-	int v = -1;
-
-	c = (unsigned char)tolower(c);
-	if (c >= '0' && c <= '9')
-		v = c - '0';
-	else if (c >= 'a' && c <= 'f')
-		v = c - 'a' + 10;
-	return v;
-}
-
 /*
  * Compare a cid: URL's id [q, q+n) with a Content-ID, %-decoding the URL
  * (RFC 2392 2) when pct is set.  1 equal, 0 not.
@@ -338,8 +326,8 @@ mime_id_eq(const char *q, size_t n, int pct, const char *id)
 	while (eq && i < n) {
 		c = (unsigned char)q[i];
 		if (pct && c == '%' && n - i >= 3 &&
-		    (hi = mime_ct_hex((unsigned char)q[i + 1])) >= 0 &&
-		    (lo = mime_ct_hex((unsigned char)q[i + 2])) >= 0) {
+		    (hi = codec_hexval((unsigned char)q[i + 1])) >= 0 &&
+		    (lo = codec_hexval((unsigned char)q[i + 2])) >= 0) {
 			c = hi * 16 + lo;
 			i += 3;
 		} else {

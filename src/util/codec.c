@@ -57,6 +57,18 @@ codec_sha256(const void *p, size_t len, unsigned char out[CODEC_SHA256_LEN])
 	return EVP_Digest(p, len, out, &n, EVP_sha256(), NULL) == 1 ? 0 : -1;
 }
 
+int
+codec_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 void
 codec_hex(const unsigned char *p, size_t len, char *out)
 {

@@ -17,6 +17,10 @@ int codec_sha256_final(struct codec_sha256 *h, unsigned char out[CODEC_SHA256_LE
 /* One-shot digest; 0 ok, -1 error. */
 int codec_sha256(const void *p, size_t len, unsigned char out[CODEC_SHA256_LEN]);
 
+/* Value of the hex digit c (0-9, a-f, A-F), or -1 for anything else
+ * (%-escapes RFC 3986 2.1, quoted-printable, DN #hex). */
+int codec_hexval(int c);
+
 /* Lower-case hex of len bytes into out (2*len+1 bytes). */
 void codec_hex(const unsigned char *p, size_t len, char *out);
 

@@ -338,19 +338,6 @@ wss_dec_ref(struct wss_dec *d, const xmlNode *ref)
 	return hits == 1 ? hit : NULL;
 }
 
-/* Value of a hex digit, or -1. */
-static int
-wss_dec_hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* %-decode a cid: URL (RFC 2392, 2) into the arena; NULL when malformed. */
 static char *
 wss_dec_unpct(struct arena *a, const char *s)
@@ -364,8 +351,8 @@ wss_dec_unpct(struct arena *a, const char *s)
 			out[j++] = s[i];
 			continue;
 		}
-		hi = wss_dec_hex(s[i + 1]);
-		lo = hi >= 0 ? wss_dec_hex(s[i + 2]) : -1;
+		hi = codec_hexval(s[i + 1]);
+		lo = hi >= 0 ? codec_hexval(s[i + 2]) : -1;
 		if (lo < 0)
 			return NULL;
 		out[j++] = (char)(hi * 16 + lo);

@@ -36,6 +36,7 @@
 #include <xmlsec/io.h>
 #include <xmlsec/transforms.h>
 
+#include "../util/codec.h"
 #include "../xml/xml.h"
 
 /* Limits for parsing an XML attachment for its canonical form (the body
@@ -104,16 +105,6 @@ wss_swa_lower(char c)
 	return c;
 }
 
-/* Value of a hex digit, or -1 (also for NUL). */
-static int
-wss_swa_hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = wss_swa_lower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* SP or HTAB (RFC 5322 WSP). */
 static int
 wss_swa_wsp(char c)
@@ -141,8 +132,8 @@ wss_swa_cid_match(const char *enc, const char *id)
 	while (*enc != '\0') {
 		c = (unsigned char)*enc++;
 		if (c == '%') {
-			hi = wss_swa_hex(enc[0]);
-			lo = hi < 0 ? -1 : wss_swa_hex(enc[1]);
+			hi = codec_hexval(enc[0]);
+			lo = hi < 0 ? -1 : codec_hexval(enc[1]);
 			if (lo < 0 || hi + lo == 0)
 				return -1;
 			c = hi * 16 + lo;
@@ -475,8 +466,8 @@ wss_swa_ew(const char *p, char **w)
 		for (q = txt; *q != '\0'; q++) {
 			c = *q == '_' ? ' ' : (unsigned char)*q;
 			if (*q == '=') {
-				hi = wss_swa_hex(q[1]);
-				lo = hi < 0 ? -1 : wss_swa_hex(q[2]);
+				hi = codec_hexval(q[1]);
+				lo = hi < 0 ? -1 : codec_hexval(q[2]);
 				if (lo < 0 || hi + lo == 0)
 					return -1;
 				c = hi * 16 + lo;
@@ -535,8 +526,8 @@ wss_swa_rfc2231(char *v, size_t *len)
 		return -1;
 	for (r = q2 + 1; r < v + *len; r++) {
 		if (*r == '%') {
-			hi = r + 2 < v + *len ? wss_swa_hex(r[1]) : -1;
-			lo = hi < 0 ? -1 : wss_swa_hex(r[2]);
+			hi = r + 2 < v + *len ? codec_hexval(r[1]) : -1;
+			lo = hi < 0 ? -1 : codec_hexval(r[2]);
 			if (lo < 0 || hi + lo == 0)
 				return -1;
 			*w++ = (char)(hi * 16 + lo);

@@ -662,9 +662,6 @@ wss_trust_dn_space(const char *p)
 	return p;
 }
 
-/* Value of a hex digit, or -1. */
-#define wss_trust_hexval(c) OPENSSL_hexchar2int((unsigned char)(c))
-
 /* The attribute type before '=': a keyword, or a dotted OID ("OID." allowed). */
 static int
 wss_trust_dn_key(const char **pp, ASN1_OBJECT **ret)
@@ -710,8 +707,8 @@ wss_trust_dn_hex(const char **pp, struct wss_trust_dn *dn,
 	ASN1_STRING *s;
 	int hi, lo, rc = -1;
 
-	while ((hi = wss_trust_hexval(p[0])) >= 0 &&
-	    (lo = wss_trust_hexval(p[1])) >= 0) {
+	while ((hi = codec_hexval(p[0])) >= 0 &&
+	    (lo = codec_hexval(p[1])) >= 0) {
 		der[n++] = (unsigned char)(hi << 4 | lo);
 		p += 2;
 	}
@@ -750,8 +747,8 @@ wss_trust_dn_string(const char **pp, struct wss_trust_dn *dn,
 	for (; *p != '\0'; p++) {
 		if (quoted ? *p == '"' : strchr(",;+", *p) != NULL)
 			break;
-		if (*p == '\\' && (hi = wss_trust_hexval(p[1])) >= 0 &&
-		    (lo = wss_trust_hexval(p[2])) >= 0) {
+		if (*p == '\\' && (hi = codec_hexval(p[1])) >= 0 &&
+		    (lo = codec_hexval(p[2])) >= 0) {
 			out[n++] = (unsigned char)(hi << 4 | lo);
 			p += 2;
 		} else if (*p == '\\' && p[1] != '\0') {

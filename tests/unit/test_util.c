@@ -159,6 +159,13 @@ test_codec(void **state)
 	assert_memory_equal(raw, "hello", 5);
 	assert_int_equal(codec_unbase64(a, "aGV", 3, &raw, &n), -1);
 	assert_int_equal(codec_unbase64(a, "a!Vs", 4, &raw, &n), -1);
+	assert_int_equal(codec_hexval('0'), 0);
+	assert_int_equal(codec_hexval('9'), 9);
+	assert_int_equal(codec_hexval('a'), 10);
+	assert_int_equal(codec_hexval('F'), 15);
+	assert_int_equal(codec_hexval('g'), -1);
+	assert_int_equal(codec_hexval('\0'), -1);
+	assert_int_equal(codec_hexval(-3), -1);
 	assert_int_equal(codec_uuid(uuid), 0);
 	assert_int_equal(strlen(uuid), 36);
 	assert_int_equal(uuid[14], '4');
