@@ -16,6 +16,8 @@ int cli_push(int argc, char **argv);
 int cli_replay(int argc, char **argv);
 int cli_pmode_check(int argc, char **argv);
 int cli_migrate(int argc, char **argv);
+int cli_deliver(int argc, char **argv);
+int cli_purge(int argc, char **argv);
 
 /* One-time library set-up shared by the subcommands (libxml2, xmlsec). */
 int cli_global_init(void);

@@ -1,4 +1,7 @@
-/* as4gw serve: load the config, migrate the store, serve until SIGTERM. */
+/*
+ * as4gw serve: load the config, migrate the store, serve until SIGTERM;
+ * SIGHUP reloads the configuration (swapped in only when valid).
+ */
 #include "cli.h"
 
 #include <ctype.h>
@@ -12,7 +15,10 @@
 #include "../conf/conf.h"
 #include "../gateway/gateway.h"
 #include "../http/http.h"
+#include "../metrics/metrics.h"
+#include "../retention/retention.h"
 #include "../store/store.h"
+#include "../util/buf.h"
 #include "../util/clock.h"
 #include "../util/log.h"
 
@@ -23,28 +29,37 @@ struct cli_opts {
 	const char *verify_at;
 };
 
-/* Print "as4gw: " PREFIX MSG on stderr as ONE line: messages from libpq and
- * friends carry newlines and tabs ("...refused\n\tIs the server running"),
- * and a refusal to start is one line naming the problem. */
+/* Copy msg into out as ONE line: messages from libpq and friends carry
+ * newlines and tabs ("...refused\n\tIs the server running"); runs of white
+ * space become one space. */
 static void
-cli_serve_fail(const char *prefix, const char *msg)
+cli_oneline(const char *msg, char *out, size_t outlen)
 {
-	const char *p;
-	int gap = 0, any = 0;
+	size_t n = 0;
+	int gap = 0;
 
-	(void)fprintf(stderr, "as4gw: %s", prefix);
-	for (p = msg; *p != '\0'; p++) {
-		if (isspace((unsigned char)*p)) {
+	for (; *msg != '\0' && n + 2 < outlen; msg++) {
+		if (isspace((unsigned char)*msg)) {
 			gap = 1;
 			continue;
 		}
-		if (gap && any)
-			(void)fputc(' ', stderr);
-		(void)fputc(*p, stderr);
+		if (gap && n > 0)
+			out[n++] = ' ';
+		out[n++] = *msg;
 		gap = 0;
-		any = 1;
 	}
-	(void)fputc('\n', stderr);
+	out[n] = '\0';
+}
+
+/* Print "as4gw: " PREFIX MSG on stderr as one line: a refusal to start is
+ * one line naming the problem. */
+static void
+cli_serve_fail(const char *prefix, const char *msg)
+{
+	char line[1024];
+
+	cli_oneline(msg, line, sizeof(line));
+	(void)fprintf(stderr, "as4gw: %s%s\n", prefix, line);
 }
 
 /* Parse -c FILE [--listen HOST:PORT] [--db DSN]; 0 ok, 2 usage. */
@@ -82,42 +97,45 @@ cli_opts_parse(int argc, char **argv, const char *cmd, struct cli_opts *o)
 	return 0;
 }
 
-/* Load the config and apply command-line overrides. */
-static struct conf *
-cli_load_conf(const struct cli_opts *o)
+/* Apply the command-line overrides to a loaded conf; 0 ok, -1 err. */
+static int
+cli_overrides(const struct cli_opts *o, struct conf *c, struct err *err)
 {
-	struct conf *c = NULL;
-	struct err err = {0};
 	char *host = NULL, *dsn;
 	int port;
 
-	if (conf_load(o->config, &c, &err) == -1) {
-		cli_serve_fail("", err.msg);
-		return NULL;
-	}
 	if (o->listen != NULL) {
-		if (conf_parse_listen(o->listen, &host, &port) == -1) {
-			fprintf(stderr, "as4gw: invalid --listen \"%s\"\n", o->listen);
-			conf_free(c);
-			return NULL;
-		}
+		if (conf_parse_listen(o->listen, &host, &port) == -1)
+			return err_set(err, ERR_CONF, NULL, "invalid --listen \"%s\"",
+			    o->listen);
 		free(c->listen_host);
 		c->listen_host = host;
 		c->listen_port = port;
 	}
 	if (o->db != NULL) {
-		if ((dsn = strdup(o->db)) == NULL) {
-			conf_free(c);
-			return NULL;
-		}
+		if ((dsn = strdup(o->db)) == NULL)
+			return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 		free(c->store_dsn);
 		c->store_dsn = dsn;
 	}
 	if (o->verify_at != NULL &&
 	    (clock_parse_iso8601(o->verify_at, &c->verify_at_ms) == -1 ||
-	    c->verify_at_ms <= 0)) {
-		fprintf(stderr, "as4gw: invalid --verify-at \"%s\" (an xsd:dateTime "
-		    "after 1970)\n", o->verify_at);
+	    c->verify_at_ms <= 0))
+		return err_set(err, ERR_CONF, NULL, "invalid --verify-at \"%s\" "
+		    "(an xsd:dateTime after 1970)", o->verify_at);
+	return 0;
+}
+
+/* Load the config and apply command-line overrides (at start and on
+ * every reload); NULL with err set. */
+static struct conf *
+cli_load_conf(const struct cli_opts *o, struct err *err)
+{
+	struct conf *c = NULL;
+
+	if (conf_load(o->config, &c, err) == -1)
+		return NULL;
+	if (cli_overrides(o, c, err) == -1) {
 		conf_free(c);
 		return NULL;
 	}
@@ -140,21 +158,194 @@ cli_migrate_store(const struct conf *c)
 	return rc;
 }
 
-/* Block until SIGTERM or SIGINT; SIGHUP is logged (reload comes later). */
+/* Block until SIGTERM, SIGINT or SIGHUP; -1 if sigwait fails. */
 static int
 cli_wait_signal(const sigset_t *set)
 {
 	int sig = 0;
 
-	for (;;) {
-		if (sigwait(set, &sig) != 0)
-			return -1;
-		if (sig == SIGHUP) {
-			log_msg(LOG_WARN, "SIGHUP ignored: configuration reload is not implemented yet");
-			continue;
-		}
-		return sig;
+	if (sigwait(set, &sig) != 0)
+		return -1;
+	return sig;
+}
+
+/* The loud warning of --verify-at / <replay><verifyAt>. */
+static void
+cli_replay_warning(const struct conf *c)
+{
+	char at[CLOCK_ISO_LEN];
+
+	if (c->verify_at_ms == 0)
+		return;
+	clock_iso8601(c->verify_at_ms, at);
+	log_msg(LOG_WARN, "REPLAY MODE: certificate validity and "
+	    "wsu:Timestamp freshness are evaluated at %s, not now; "
+	    "never run a production gateway like this", at);
+}
+
+/* Add name to the comma-separated list *names; 0 ok, -1 out of memory. */
+static int
+cli_name(struct buf *names, const char *name)
+{
+	return buf_printf(names, "%s%s", names->len > 0 ? ", " : "", name);
+}
+
+/* Keep old's value of one string setting in *cur; add name to *names when
+ * it differed.  0 ok, -1 out of memory. */
+static int
+cli_keep_str(char **cur, const char *old, const char *name, struct buf *names)
+{
+	char *copy = NULL;
+
+	if ((*cur == NULL && old == NULL) ||
+	    (*cur != NULL && old != NULL && strcmp(*cur, old) == 0))
+		return 0;
+	if (old != NULL && (copy = strdup(old)) == NULL)
+		return -1;
+	free(*cur);
+	*cur = copy;
+	return cli_name(names, name);
+}
+
+/* 1 when two limit sets differ in any field. */
+static int
+cli_limits_differ(const struct conf_limits *a, const struct conf_limits *b)
+{
+	return a->max_body_bytes != b->max_body_bytes ||
+	    a->connection_timeout_s != b->connection_timeout_s ||
+	    a->request_deadline_s != b->request_deadline_s ||
+	    a->per_ip_connections != b->per_ip_connections ||
+	    a->max_connections != b->max_connections ||
+	    a->connection_memory_bytes != b->connection_memory_bytes ||
+	    a->request_memory_bytes != b->request_memory_bytes ||
+	    a->max_parts != b->max_parts ||
+	    a->max_xml_depth != b->max_xml_depth ||
+	    a->max_xml_nodes != b->max_xml_nodes ||
+	    a->header_timeout_s != b->header_timeout_s;
+}
+
+/*
+ * What only a restart changes (listen address, TLS files, threads, limits,
+ * store DSN): put the running values back into the reloaded c, so that the
+ * gateway, the server and the purge all see one consistent set, and name
+ * what differed in *names.  0 ok, -1 out of memory.
+ */
+static int
+cli_keep_fixed(const struct conf *old, struct conf *c, struct buf *names)
+{
+	if (c->listen_port != old->listen_port &&
+	    strcmp(c->listen_host, old->listen_host) == 0 &&
+	    cli_name(names, "listen") == -1)
+		return -1;
+	c->listen_port = old->listen_port;
+	if (cli_keep_str(&c->listen_host, old->listen_host, "listen", names) == -1 ||
+	    cli_keep_str(&c->tls_cert, old->tls_cert, "tls certificate", names) == -1 ||
+	    cli_keep_str(&c->tls_key, old->tls_key, "tls key", names) == -1 ||
+	    cli_keep_str(&c->store_dsn, old->store_dsn, "store", names) == -1)
+		return -1;
+	if (c->threads != old->threads && cli_name(names, "threads") == -1)
+		return -1;
+	c->threads = old->threads;
+	if (cli_limits_differ(&c->limits, &old->limits) &&
+	    cli_name(names, "limits") == -1)
+		return -1;
+	c->limits = old->limits;
+	return 0;
+}
+
+/* Start the background purge for c; a failure is logged, not fatal. */
+static struct retention_thread *
+cli_purge_start(const struct conf *c)
+{
+	struct retention_thread *rt = NULL;
+	struct err err = {0};
+	char line[512];
+
+	if (retention_start(c, &rt, &err) == -1) {
+		cli_oneline(err.msg, line, sizeof(line));
+		log_msg(LOG_ERROR, "background purge not started: %s", line);
+		return NULL;
 	}
+	return rt;
+}
+
+/* Load c and build its gateway for a reload; 0 ok, -1 refused (logged). */
+static int
+cli_reload_build(const struct cli_opts *o, const struct conf *cur,
+    struct conf **ret_c, struct gateway **ret_gw)
+{
+	struct conf *c = NULL;
+	struct gateway *gw = NULL;
+	struct buf fixed = {0};
+	struct err err = {0};
+	char line[1024];
+
+	if ((c = cli_load_conf(o, &err)) == NULL ||
+	    (cli_keep_fixed(cur, c, &fixed) == -1 &&
+	    err_set(&err, ERR_INTERNAL, NULL, "out of memory") == -1) ||
+	    gateway_new(c, &gw, &err) == -1) {
+		cli_oneline(err.msg, line, sizeof(line));
+		log_msg(LOG_ERROR, "SIGHUP: configuration not reloaded, still "
+		    "serving the previous one: %s", line);
+		metrics_reload(0);
+		conf_free(c);
+		buf_free(&fixed);
+		return -1;
+	}
+	if (fixed.len > 0)
+		log_msg(LOG_WARN, "SIGHUP: %s changed in %s but need a restart; "
+		    "still using the running values", fixed.data, o->config);
+	buf_free(&fixed);
+	*ret_c = c;
+	*ret_gw = gw;
+	return 0;
+}
+
+/*
+ * SIGHUP: load and check the configuration again; swap it in only when
+ * valid (requests in flight finish on the old one).  The purge thread
+ * reads the conf, so it stops before the swap and starts again after.
+ */
+static void
+cli_reload(const struct cli_opts *o, struct http_server *srv,
+    const struct conf **cur, struct retention_thread **rt)
+{
+	struct conf *c;
+	struct gateway *gw;
+
+	if (cli_reload_build(o, *cur, &c, &gw) == -1)
+		return;
+	retention_stop(*rt);
+	*rt = NULL;
+	if (http_swap(srv, c, gw) == -1) {
+		log_msg(LOG_ERROR, "SIGHUP: configuration not reloaded, still "
+		    "serving the previous one: out of memory");
+		metrics_reload(0);
+		gateway_free(gw);
+		conf_free(c);
+	} else {
+		*cur = c;
+		metrics_reload(1);
+		log_msg(LOG_INFO, "SIGHUP: configuration reloaded from %s "
+		    "(%zu P-Mode legs)", o->config, c->n_legs);
+		cli_replay_warning(c);
+	}
+	*rt = cli_purge_start(*cur);
+}
+
+/* Serve until SIGTERM/SIGINT, reloading on SIGHUP; then drain and stop. */
+static void
+cli_serve_loop(const struct cli_opts *o, struct http_server *srv,
+    const struct conf *cur, struct retention_thread *rt, const sigset_t *set)
+{
+	int sig;
+
+	while ((sig = cli_wait_signal(set)) == SIGHUP)
+		cli_reload(o, srv, &cur, &rt);
+	log_msg(LOG_INFO, "signal %d: draining requests in flight", sig);
+	retention_stop(rt);
+	http_stop(srv, cur->limits.request_deadline_s * 1000);
+	log_msg(LOG_INFO, "as4gw stopped");
 }
 
 int
@@ -166,7 +357,7 @@ cli_serve(int argc, char **argv)
 	struct err err = {0};
 	struct cli_opts o;
 	sigset_t set;
-	int rc = 1, sig;
+	int rc;
 
 	if ((rc = cli_opts_parse(argc, argv, "serve", &o)) != 0)
 		return rc == 1 ? 0 : rc;
@@ -177,33 +368,27 @@ cli_serve(int argc, char **argv)
 	(void)sigaddset(&set, SIGINT);
 	(void)sigaddset(&set, SIGHUP);
 	(void)pthread_sigmask(SIG_BLOCK, &set, NULL);
-	if ((c = cli_load_conf(&o)) == NULL || cli_migrate_store(c) == -1)
+	metrics_init();
+	if ((c = cli_load_conf(&o, &err)) == NULL) {
+		cli_serve_fail("", err.msg);
+		goto out;
+	}
+	if (cli_migrate_store(c) == -1)
 		goto out;
 	if (gateway_new(c, &gw, &err) == -1 || http_start(c, gw, &srv, &err) == -1) {
 		cli_serve_fail("", err.msg);
 		goto out;
 	}
-	if (c->verify_at_ms != 0) {
-		char at[CLOCK_ISO_LEN];
-
-		clock_iso8601(c->verify_at_ms, at);
-		log_msg(LOG_WARN, "REPLAY MODE: certificate validity and "
-		    "wsu:Timestamp freshness are evaluated at %s, not now; "
-		    "never run a production gateway like this", at);
-	}
+	/* the server owns c and gw from here on */
+	cli_replay_warning(c);
 	log_msg(LOG_INFO, "as4gw listening on %s://%s:%d%s (store %s, %zu P-Mode legs)",
 	    c->tls_cert != NULL ? "https" : "http", c->listen_host,
 	    http_port(srv), c->http_path,
 	    strncmp(c->store_dsn, "sqlite:", 7) == 0 ? c->store_dsn : "postgresql",
 	    c->n_legs);
-	sig = cli_wait_signal(&set);
-	log_msg(LOG_INFO, "signal %d: draining requests in flight", sig);
-	http_stop(srv, c->limits.request_deadline_s * 1000);
-	srv = NULL;
-	log_msg(LOG_INFO, "as4gw stopped");
-	rc = 0;
+	cli_serve_loop(&o, srv, c, cli_purge_start(c), &set);
+	return 0;
 out:
-	http_stop(srv, 0);
 	gateway_free(gw);
 	conf_free(c);
 	return rc;
@@ -213,13 +398,16 @@ int
 cli_migrate(int argc, char **argv)
 {
 	struct conf *c;
+	struct err err = {0};
 	struct cli_opts o;
 	int rc;
 
 	if ((rc = cli_opts_parse(argc, argv, "migrate", &o)) != 0)
 		return rc == 1 ? 0 : rc;
-	if ((c = cli_load_conf(&o)) == NULL)
+	if ((c = cli_load_conf(&o, &err)) == NULL) {
+		cli_serve_fail("", err.msg);
 		return 1;
+	}
 	rc = cli_migrate_store(c) == 0 ? 0 : 1;
 	if (rc == 0)
 		printf("migrations applied\n");

@@ -19,6 +19,8 @@ static const struct {
 	{"replay", cli_replay, "replay --url URL FILE...   post recorded messages unchanged"},
 	{"pmode-check", cli_pmode_check, "pmode-check -c FILE   validate a config, list P-Mode legs"},
 	{"migrate", cli_migrate, "migrate -c FILE [--db DSN]   apply database migrations"},
+	{"deliver", cli_deliver, "deliver -c FILE (--to-dir DIR | --exec CMD) [--follow]   hand messages to a backend"},
+	{"purge", cli_purge, "purge -c FILE [--db DSN] [--now INSTANT]   delete messages past retention"},
 };
 
 int

@@ -61,6 +61,8 @@ static const struct conf_limit_def conf_limit_defs[] = {
 	    4096 },
 	{ "maxXmlNodes", offsetof(struct conf_limits, max_xml_nodes), 1, 100,
 	    100000000 },
+	{ "headerTimeoutSeconds", offsetof(struct conf_limits, header_timeout_s),
+	    0, 1, 3600 },
 };
 
 /* Fill lim with the defaults documented in conf.h. */
@@ -77,6 +79,7 @@ conf_limits_default(struct conf_limits *lim)
 	lim->max_parts = 64;
 	lim->max_xml_depth = 64;
 	lim->max_xml_nodes = 100000;
+	lim->header_timeout_s = 10;
 }
 
 /* Configuration spelling of a policy, for pmode-check and logs. */
@@ -589,7 +592,8 @@ conf_gateway(struct conf_ctx *x, const xmlNode *gw)
 	if (n == NULL)
 		return conf_fail(x, gw, "gateway: signing missing");
 	if (conf_pair(x, n, "", &x->c->sign_cert, &x->c->sign_key) == -1 ||
-	    conf_limits(x, gw) == -1 || conf_replay(x, gw) == -1)
+	    conf_limits(x, gw) == -1 || conf_replay(x, gw) == -1 ||
+	    conf_proxies(x, gw) == -1 || conf_purge(x, gw) == -1)
 		return -1;
 	return conf_retention(x, gw);
 }
@@ -743,6 +747,8 @@ conf_new(const char *path)
 	c->threads = 4;
 	c->retention_days = 30;
 	c->retry_window_days = 7;
+	c->purge_interval_s = 3600;
+	c->purge_batch = 500;
 	conf_limits_default(&c->limits);
 	if (c->path == NULL || c->listen_host == NULL || c->http_path == NULL ||
 	    c->store_dsn == NULL) {
@@ -817,6 +823,7 @@ conf_free(struct conf *c)
 	for (i = 0; c->legs != NULL && i < c->n_legs; i++)
 		conf_leg_free(&c->legs[i]);
 	free(c->legs);
+	free(c->trusted_proxies);
 	free(c->path);
 	free(c->listen_host);
 	free(c->http_path);

@@ -83,6 +83,16 @@ struct conf_limits {
 	size_t max_parts;               /* maxParts: MIME parts per message, default 64 */
 	size_t max_xml_depth;           /* maxXmlDepth, default 64 */
 	size_t max_xml_nodes;           /* maxXmlNodes, default 100000 */
+	unsigned header_timeout_s;      /* headerTimeoutSeconds, default 10: the whole request head
+	                                 * (request line and headers) must arrive within it, however
+	                                 * slowly it trickles (slowloris: NEGATIVE-CASES 6) */
+};
+
+/* An address block from <trustedProxies><proxy>: "10.0.0.0/8", "::1", "192.0.2.7". */
+struct conf_cidr {
+	int family;                     /* AF_INET or AF_INET6 */
+	unsigned char addr[16];         /* network order; the first 4 bytes for AF_INET */
+	unsigned prefix;                /* 0..32 or 0..128 */
 };
 
 struct conf {
@@ -98,6 +108,18 @@ struct conf {
 	char *sign_key;          /* its private key (PEM, unencrypted) */
 	int retention_days;      /* default 30 */
 	int retry_window_days;   /* partnerRetryWindowDays: retention may not be shorter; default 7 */
+	/*
+	 * <trustedProxies><proxy>: peers whose X-Forwarded-For header is
+	 * believed (a reverse proxy such as nginx).  Empty (the default): the
+	 * header is ignored and the peer is the TCP client address.
+	 */
+	struct conf_cidr *trusted_proxies;
+	size_t n_trusted_proxies;
+	/* <purge>: retention purge run by `serve` in the background */
+	unsigned purge_interval_s;  /* intervalSeconds, default 3600; 0 = only `as4gw purge` */
+	unsigned purge_batch;       /* batch: inbox rows per transaction, default 500 */
+	int purge_undelivered;      /* undelivered="purge": also rows whose delivery is not
+	                             * done; default 0 (kept, counted, logged) */
 	struct conf_limits limits;
 	/*
 	 * <replay><verifyAt>: evaluate certificate validity and wsu:Timestamp
@@ -127,6 +149,16 @@ void conf_free(struct conf *c);
  * on success.
  */
 int conf_parse_listen(const char *s, char **ret_host, int *ret_port);
+
+/*
+ * Parse "ADDR" or "ADDR/PREFIX" (IPv4 or IPv6 literal) into *ret; 0 ok, -1
+ * invalid (a name, a prefix out of range, host bits set are all refused).
+ */
+int conf_cidr_parse(const char *s, struct conf_cidr *ret);
+
+/* 1 when addr (4 or 16 bytes, network order, of family) lies in c, else 0.
+ * An IPv4-mapped IPv6 address (::ffff:a.b.c.d) matches IPv4 blocks. */
+int conf_cidr_match(const struct conf_cidr *c, int family, const void *addr);
 
 /* The default limits documented in struct conf_limits. */
 void conf_limits_default(struct conf_limits *lim);

@@ -110,4 +110,12 @@ int conf_leg_check(const struct conf_ctx *x);
 /* Free the strings of leg (not the struct); accepts NULL. */
 void conf_leg_free(struct pmode_leg *leg);
 
+/* conf_ops.c: the operations settings of <gateway>. */
+
+/* <trustedProxies>: each <proxy> an address or CIDR block. */
+int conf_proxies(const struct conf_ctx *x, const xmlNode *gw);
+
+/* <purge intervalSeconds batch undelivered>. */
+int conf_purge(const struct conf_ctx *x, const xmlNode *gw);
+
 #endif

@@ -1,6 +1,5 @@
 #include "http.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -14,8 +13,10 @@
 
 #include <microhttpd.h>
 
+#include "../metrics/metrics.h"
 #include "../util/clock.h"
 #include "../util/codec.h"
+#include "../util/fault.h"
 #include "../util/log.h"
 
 #define HTTP_TLS_PRIORITIES \
@@ -27,10 +28,24 @@ struct http_store_slot {
 	struct store *store;
 };
 
+/*
+ * One configuration generation: the conf and the gateway built from it.
+ * The server holds one reference to the current generation, every request
+ * one to the generation it started on; the last reference frees both.
+ */
+struct http_gen {
+	struct conf *conf;
+	struct gateway *gw;
+	int refs;                  /* under http_server.gen_lock */
+};
+
 struct http_server {
 	struct MHD_Daemon *daemon;
-	const struct conf *conf;
-	const struct gateway *gw;
+	pthread_mutex_t gen_lock;
+	struct http_gen *gen;      /* current; new requests take it */
+	struct conf_limits limits; /* fixed at start, like the daemon's options */
+	char *store_dsn;           /* fixed at start: the worker connections' */
+	struct http_guard *guard;
 	atomic_int inflight;
 	atomic_int stopping;       /* set by http_stop: answers close the connection */
 	pthread_key_t store_key;
@@ -43,16 +58,52 @@ struct http_server {
 /* Per request state, from the first access-handler call to completion. */
 struct http_req {
 	struct http_server *srv;
+	struct http_gen *gen;
+	struct http_guard_conn *gc;
 	struct arena *arena;
 	struct buf body;
 	int64_t start_ms;
-	int refused;               /* a response was queued before the body ended */
+	int refused;               /* refused before the body ended */
+	int late;                  /* began after the drain started: not processed */
+	const char *refusal;       /* why (for the log when it could not be sent) */
 	char id[37];
 	char peer[INET6_ADDRSTRLEN];
 	const char *method, *path;
 	int status;
 	const char *outcome;
 };
+
+/* Take a reference to the current generation. */
+static struct http_gen *
+http_gen_get(struct http_server *srv)
+{
+	struct http_gen *g;
+
+	(void)pthread_mutex_lock(&srv->gen_lock);
+	g = srv->gen;
+	g->refs++;
+	(void)pthread_mutex_unlock(&srv->gen_lock);
+	return g;
+}
+
+/* Drop a reference; the last one frees the generation (gateway first: it
+ * borrows the conf).  Accepts NULL. */
+static void
+http_gen_put(struct http_server *srv, struct http_gen *g)
+{
+	int last;
+
+	if (g == NULL)
+		return;
+	(void)pthread_mutex_lock(&srv->gen_lock);
+	last = --g->refs == 0;
+	(void)pthread_mutex_unlock(&srv->gen_lock);
+	if (!last)
+		return;
+	gateway_free(g->gw);
+	conf_free(g->conf);
+	free(g);
+}
 
 /* The calling worker's store connection, opened on first use; NULL if the
  * store cannot be opened now (the request then gets 503 and the next one
@@ -74,44 +125,20 @@ http_store(struct http_server *srv, struct err *err)
 		(void)pthread_mutex_unlock(&srv->slots_lock);
 	}
 	if (slot->store == NULL &&
-	    store_open(srv->conf->store_dsn, &slot->store, err) == -1)
+	    store_open(srv->store_dsn, &slot->store, err) == -1)
 		slot->store = NULL;
 	return slot->store;
 }
 
-static void
-http_peer(struct MHD_Connection *conn, char *out, size_t outlen)
-{
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
-	    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	const struct sockaddr *sa = ci != NULL ? ci->client_addr : NULL;
-
-	(void)snprintf(out, outlen, "unknown");
-	if (sa == NULL)
-		return;
-	if (sa->sa_family == AF_INET)
-		(void)inet_ntop(AF_INET,
-		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr,
-		    out, (socklen_t)outlen);
-	else if (sa->sa_family == AF_INET6)
-		(void)inet_ntop(AF_INET6,
-		    &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
-		    out, (socklen_t)outlen);
-}
-
-/* Queue a response with a copy of body; 0 ok, -1 failed. */
+/* Add the common headers to resp and queue it; 0 ok, -1 failed.  Takes
+ * resp (destroyed here: libmicrohttpd keeps its own reference). */
 static int
-http_respond(struct MHD_Connection *conn, struct http_req *r, int status,
-    const char *ctype, const void *body, size_t len, int retry_after)
+http_queue(struct MHD_Connection *conn, struct http_req *r, int status,
+    struct MHD_Response *resp, const char *ctype, int retry_after)
 {
-	struct MHD_Response *resp;
 	char ra[16];
 	enum MHD_Result ok;
 
-	resp = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
-	    MHD_RESPMEM_MUST_COPY);
-	if (resp == NULL)
-		return -1;
 	if (ctype != NULL)
 		(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	if (retry_after > 0) {
@@ -126,8 +153,24 @@ http_respond(struct MHD_Connection *conn, struct http_req *r, int status,
 	(void)MHD_add_response_header(resp, "X-Request-Id", r->id);
 	ok = MHD_queue_response(conn, (unsigned)status, resp);
 	MHD_destroy_response(resp);
+	if (ok != MHD_YES)
+		return -1;
 	r->status = status;
-	return ok == MHD_YES ? 0 : -1;
+	return 0;
+}
+
+/* Queue a response with a copy of body; 0 ok, -1 failed. */
+static int
+http_respond(struct MHD_Connection *conn, struct http_req *r, int status,
+    const char *ctype, const void *body, size_t len, int retry_after)
+{
+	struct MHD_Response *resp;
+
+	resp = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
+	    MHD_RESPMEM_MUST_COPY);
+	if (resp == NULL)
+		return -1;
+	return http_queue(conn, r, status, resp, ctype, retry_after);
 }
 
 static int
@@ -138,6 +181,74 @@ http_respond_text(struct MHD_Connection *conn, struct http_req *r, int status,
 	    strlen(text), 0);
 }
 
+#ifdef AS4GW_FAULT_INJECTION
+/* The answer of fault point http.mid-response: its body, sent in halves. */
+struct http_fault_body {
+	size_t len, half;
+	char data[];
+};
+
+/* libmicrohttpd asks for more only once what it had is sent: the first
+ * half goes out, then asking for the second half kills the process. */
+static ssize_t
+http_fault_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	const struct http_fault_body *b = cls;
+	size_t n;
+
+	if (pos >= b->len)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	if (pos >= b->half)
+		fault_point("http.mid-response");
+	n = b->len - (size_t)pos;
+	if (pos < b->half && n > b->half - (size_t)pos)
+		n = b->half - (size_t)pos;
+	if (n > max)
+		n = max;
+	memcpy(buf, b->data + pos, n);
+	return (ssize_t)n;
+}
+
+/* Queue ans with a callback body for fault point http.mid-response. */
+static int
+http_respond_mid_fault(struct MHD_Connection *conn, struct http_req *r,
+    const struct gateway_answer *ans)
+{
+	struct http_fault_body *b = malloc(sizeof(*b) + ans->body.len + 1);
+	struct MHD_Response *resp;
+
+	if (b == NULL)
+		return -1;
+	b->len = ans->body.len;
+	b->half = b->len / 2;
+	if (b->len > 0)
+		memcpy(b->data, ans->body.data, b->len);
+	resp = MHD_create_response_from_callback(b->len, 4096, http_fault_read,
+	    b, free);
+	if (resp == NULL) {
+		free(b);
+		return -1;
+	}
+	return http_queue(conn, r, ans->status, resp, ans->content_type,
+	    ans->retry_after);
+}
+#endif
+
+/* Queue the pipeline's answer (fault builds: through http.mid-response). */
+static int
+http_respond_answer(struct MHD_Connection *conn, struct http_req *r,
+    const struct gateway_answer *ans, int is_new)
+{
+#ifdef AS4GW_FAULT_INJECTION
+	if (is_new && fault_armed("http.mid-response"))
+		return http_respond_mid_fault(conn, r, ans);
+#else
+	(void)is_new;
+#endif
+	return http_respond(conn, r, ans->status, ans->content_type,
+	    ans->body.data, ans->body.len, ans->retry_after);
+}
+
 /* GET /readyz: the store answers (DESIGN.md "Interfaces"). */
 static int
 http_readyz(struct MHD_Connection *conn, struct http_req *r)
@@ -146,12 +257,41 @@ http_readyz(struct MHD_Connection *conn, struct http_req *r)
 	struct store *s = http_store(r->srv, &err);
 
 	if (s == NULL || store_ping(s, &err) == -1) {
+		metrics_store_error();
 		r->outcome = "not-ready";
 		return http_respond(conn, r, 503, "text/plain; charset=utf-8",
 		    "store unavailable\n", 18, 5);
 	}
 	r->outcome = "ready";
 	return http_respond_text(conn, r, 200, "ready\n");
+}
+
+/* GET /metrics: the store gauges read now (unknown if the store fails),
+ * then the whole exposition text. */
+static int
+http_metrics(struct MHD_Connection *conn, struct http_req *r)
+{
+	struct store_stats st;
+	struct err err = {0};
+	struct store *s = http_store(r->srv, &err);
+	struct buf text = {0};
+	int rc;
+
+	if (s != NULL && store_stats(s, &st, &err) == 0) {
+		metrics_set_store(st.inbox_rows, st.delivery_ready,
+		    st.delivery_claimed);
+	} else {
+		metrics_set_store(-1, -1, -1);
+		metrics_store_error();
+	}
+	r->outcome = "metrics";
+	if (metrics_render(&text) == -1)
+		rc = http_respond_text(conn, r, 500, "out of memory\n");
+	else
+		rc = http_respond(conn, r, 200, METRICS_CONTENT_TYPE, text.data,
+		    text.len, 0);
+	buf_free(&text);
+	return rc;
 }
 
 static struct http_req *
@@ -162,21 +302,51 @@ http_req_new(struct http_server *srv, struct MHD_Connection *conn,
 
 	if (r == NULL)
 		return NULL;
-	r->arena = arena_new(srv->conf->limits.request_memory_bytes);
+	r->arena = arena_new(srv->limits.request_memory_bytes);
 	if (r->arena == NULL) {
 		free(r);
 		return NULL;
 	}
 	r->srv = srv;
+	r->gen = http_gen_get(srv);
 	r->start_ms = clock_mono_ms();
-	r->body.limit = srv->conf->limits.max_body_bytes;
+	r->body.limit = srv->limits.max_body_bytes;
 	r->method = arena_strdup(r->arena, method);
 	r->path = arena_strndup(r->arena, url, strnlen(url, 200));
 	if (codec_uuid(r->id) == -1)
 		(void)snprintf(r->id, sizeof(r->id), "no-id");
-	http_peer(conn, r->peer, sizeof(r->peer));
+	http_guard_peer(conn, r->gen->conf, r->peer, sizeof(r->peer));
+	r->gc = http_guard_conn_of(conn);
+	http_guard_head(srv->guard, r->gc);
+	/* seq_cst pair with http_drain (stopping, then inflight): either the
+	 * drain waits for this request, or this request sees the drain and is
+	 * not processed; never a COMMIT the stopping daemon cannot answer */
 	atomic_fetch_add(&srv->inflight, 1);
+	r->late = atomic_load(&srv->stopping);
+	metrics_inflight(1);
 	return r;
+}
+
+/*
+ * Refuse a POST before its body is read to the end (413, 408).  Only on the
+ * first call (head just read) can libmicrohttpd 0.9.75 queue an answer: in
+ * the middle of the body MHD_queue_response() fails, the access handler
+ * returns MHD_NO and the connection is closed without one; the log line then
+ * says so (http_completed_log).
+ */
+static int
+http_refuse(struct MHD_Connection *conn, struct http_req *r, int status,
+    const char *why)
+{
+	char text[96];
+
+	r->refused = 1;
+	r->refusal = why;
+	r->outcome = "error";
+	buf_free(&r->body);
+	metrics_message("error", NULL, status);
+	(void)snprintf(text, sizeof(text), "%s\n", why);
+	return http_respond_text(conn, r, status, text);
 }
 
 /* First call for a POST: refuse a declared body over the cap before reading it. */
@@ -192,11 +362,8 @@ http_post_begin(struct MHD_Connection *conn, struct http_req *r)
 		return 0;
 	errno = 0;
 	n = strtoull(cl, &end, 10);
-	if (errno != 0 || *end != '\0' || n > r->body.limit) {
-		r->refused = 1;
-		r->outcome = "error";
-		return http_respond_text(conn, r, 413, "request body too large\n");
-	}
+	if (errno != 0 || *end != '\0' || n > r->body.limit)
+		return http_refuse(conn, r, 413, "request body too large");
 	return 0;
 }
 
@@ -205,23 +372,40 @@ static int
 http_post_chunk(struct MHD_Connection *conn, struct http_req *r,
     const char *data, size_t len)
 {
-	int64_t deadline = (int64_t)r->srv->conf->limits.request_deadline_s * 1000;
+	int64_t deadline = (int64_t)r->srv->limits.request_deadline_s * 1000;
 
 	if (r->refused)
 		return 0;
-	if (clock_mono_ms() - r->start_ms > deadline) {
-		r->refused = 1;
-		r->outcome = "error";
-		buf_free(&r->body);
-		return http_respond_text(conn, r, 408, "request deadline exceeded\n");
-	}
-	if (buf_append(&r->body, data, len) == -1) {
-		r->refused = 1;
-		r->outcome = "error";
-		buf_free(&r->body);
-		return http_respond_text(conn, r, 413, "request body too large\n");
-	}
+	if (clock_mono_ms() - r->start_ms > deadline)
+		return http_refuse(conn, r, 408, "request deadline exceeded");
+	if (buf_append(&r->body, data, len) == -1)
+		return http_refuse(conn, r, 413, "request body too large");
 	return 0;
+}
+
+/* The request line of a finished push. */
+static void
+http_post_log(const struct http_req *r, const struct gateway_answer *ans,
+    const struct err *serr)
+{
+	struct log_request lr = {0};
+
+	lr.request_id = r->id;
+	lr.peer = r->peer;
+	lr.method = r->method;
+	lr.path = r->path;
+	lr.status = ans->status;
+	lr.message_id = ans->message_id;
+	lr.from_party = ans->from_party;
+	lr.pmode = ans->pmode;
+	lr.outcome = ans->outcome;
+	lr.ebms_code = ans->ebms_code;
+	lr.error = ans->err.kind != ERR_NONE ? ans->err.msg : NULL;
+	lr.detail = ans->err.detail[0] != '\0' ? ans->err.detail :
+	    (serr->kind != ERR_NONE ? serr->msg : NULL);
+	lr.bytes_in = (int64_t)r->body.len;
+	lr.ms = clock_mono_ms() - r->start_ms;
+	log_request(&lr);
 }
 
 /* The whole body is in: run the AS4 pipeline and answer. */
@@ -231,44 +415,58 @@ http_post_end(struct MHD_Connection *conn, struct http_req *r)
 	struct gateway_request greq = {0};
 	struct gateway_answer ans;
 	struct err serr = {0};
-	struct log_request lr = {0};
-	int rc;
+	int rc, is_new;
 
+	if (r->late) {
+		/* nothing stored: the partner retries, on another instance or
+		 * after the restart */
+		r->outcome = "draining";
+		return http_respond(conn, r, 503, "text/plain; charset=utf-8",
+		    "shutting down\n", 14, 1);
+	}
 	greq.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 	    MHD_HTTP_HEADER_CONTENT_TYPE);
 	greq.body = (const unsigned char *)(r->body.data != NULL ? r->body.data : "");
 	greq.len = r->body.len;
 	greq.peer = r->peer;
-	(void)gateway_receive(r->srv->gw, http_store(r->srv, &serr), r->arena,
+	(void)gateway_receive(r->gen->gw, http_store(r->srv, &serr), r->arena,
 	    &greq, &ans);
-	rc = http_respond(conn, r, ans.status, ans.content_type, ans.body.data,
-	    ans.body.len, ans.retry_after);
+	is_new = ans.outcome != NULL && strcmp(ans.outcome, "new") == 0;
+	/* fault point: committed, the partner has not been answered */
+	if (is_new)
+		fault_point("http.after-commit");
+	rc = http_respond_answer(conn, r, &ans, is_new);
 	r->outcome = "logged";
-	lr.request_id = r->id;
-	lr.peer = r->peer;
-	lr.method = r->method;
-	lr.path = r->path;
-	lr.status = ans.status;
-	lr.message_id = ans.message_id;
-	lr.from_party = ans.from_party;
-	lr.pmode = ans.pmode;
-	lr.outcome = ans.outcome;
-	lr.ebms_code = ans.ebms_code;
-	lr.error = ans.err.kind != ERR_NONE ? ans.err.msg : NULL;
-	lr.detail = ans.err.detail[0] != '\0' ? ans.err.detail :
-	    (serr.kind != ERR_NONE ? serr.msg : NULL);
-	lr.bytes_in = (int64_t)r->body.len;
-	lr.ms = clock_mono_ms() - r->start_ms;
-	log_request(&lr);
+	metrics_message(ans.outcome, ans.ebms_code, ans.status);
+	if (ans.status == 503)
+		metrics_store_error();
+	http_post_log(r, &ans, &serr);
 	buf_free(&ans.body);
 	return rc;
+}
+
+/* GET routes besides the AS4 path. */
+static int
+http_route_get(struct MHD_Connection *conn, struct http_req *r,
+    const char *url)
+{
+	if (strcmp(url, "/healthz") == 0) {
+		r->outcome = "health";
+		return http_respond_text(conn, r, 200, "ok\n");
+	}
+	if (strcmp(url, "/readyz") == 0)
+		return http_readyz(conn, r);
+	if (strcmp(url, "/metrics") == 0)
+		return http_metrics(conn, r);
+	r->outcome = "error";
+	return http_respond_text(conn, r, 404, "not found\n");
 }
 
 static enum MHD_Result
 http_route(struct MHD_Connection *conn, struct http_req *r, const char *url,
     const char *method, const char *data, size_t *data_size, int first)
 {
-	const struct conf *c = r->srv->conf;
+	const struct conf *c = r->gen->conf;
 	int rc = 0;
 
 	if (strcmp(url, c->http_path) == 0) {
@@ -283,11 +481,8 @@ http_route(struct MHD_Connection *conn, struct http_req *r, const char *url,
 		} else if (!r->refused) {
 			rc = http_post_end(conn, r);
 		}
-	} else if (strcmp(url, "/healthz") == 0 && strcmp(method, "GET") == 0) {
-		r->outcome = "health";
-		rc = http_respond_text(conn, r, 200, "ok\n");
-	} else if (strcmp(url, "/readyz") == 0 && strcmp(method, "GET") == 0) {
-		rc = http_readyz(conn, r);
+	} else if (strcmp(method, "GET") == 0) {
+		rc = http_route_get(conn, r, url);
 	} else {
 		r->outcome = "error";
 		rc = http_respond_text(conn, r, 404, "not found\n");
@@ -304,6 +499,7 @@ http_access(void *cls, struct MHD_Connection *conn, const char *url,
 	struct http_server *srv = cls;
 	struct http_req *r = *con_cls;
 
+	(void)version;
 	if (r == NULL) {
 		r = http_req_new(srv, conn, method, url);
 		if (r == NULL)
@@ -318,6 +514,41 @@ http_access(void *cls, struct MHD_Connection *conn, const char *url,
 	return http_route(conn, r, url, method, data, data_size, 0);
 }
 
+/* The request line of a request not logged by http_post_end. */
+static void
+http_completed_log(const struct http_req *r, enum MHD_RequestTerminationCode toe,
+    enum http_guard_cut cut, int64_t ms)
+{
+	struct log_request lr = {0};
+	char why[96];
+
+	lr.request_id = r->id;
+	lr.peer = r->peer;
+	lr.method = r->method;
+	lr.path = r->path;
+	lr.status = r->status;
+	lr.outcome = r->outcome != NULL ? r->outcome : "aborted";
+	if (cut == HTTP_GUARD_DEADLINE && r->status == 0) {
+		(void)snprintf(why, sizeof(why), "request not done within %u s "
+		    "(requestDeadlineSeconds): connection cut",
+		    r->srv->limits.request_deadline_s);
+		lr.outcome = "timeout";
+		lr.error = why;
+	} else if (r->refusal != NULL && r->status == 0) {
+		(void)snprintf(why, sizeof(why), "%s: connection closed without "
+		    "an answer (mid-body)", r->refusal);
+		lr.error = why;
+	} else if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && r->status == 0) {
+		lr.error = toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ?
+		    "connection timed out" : "connection closed";
+	}
+	lr.bytes_in = (int64_t)r->body.len;
+	lr.ms = ms;
+	if (strcmp(lr.outcome, "health") != 0 && strcmp(lr.outcome, "ready") != 0 &&
+	    strcmp(lr.outcome, "metrics") != 0)
+		log_request(&lr);
+}
+
 /* Request finished (answered, timed out or aborted): log refusals, free. */
 static void
 http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -325,30 +556,41 @@ http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
 	struct http_server *srv = cls;
 	struct http_req *r = *con_cls;
-	struct log_request lr = {0};
+	enum http_guard_cut cut;
+	int64_t ms;
 
+	(void)conn;
 	if (r == NULL)
 		return;
-	if (r->outcome == NULL || strcmp(r->outcome, "logged") != 0) {
-		lr.request_id = r->id;
-		lr.peer = r->peer;
-		lr.method = r->method;
-		lr.path = r->path;
-		lr.status = r->status;
-		lr.outcome = r->outcome != NULL ? r->outcome : "aborted";
-		if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && r->status == 0)
-			lr.error = toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ?
-			    "connection timed out" : "connection closed";
-		lr.bytes_in = (int64_t)r->body.len;
-		lr.ms = clock_mono_ms() - r->start_ms;
-		if (strcmp(lr.outcome, "health") != 0 && strcmp(lr.outcome, "ready") != 0)
-			log_request(&lr);
-	}
+	ms = clock_mono_ms() - r->start_ms;
+	cut = http_guard_was_cut(srv->guard, r->gc);
+	http_guard_idle(srv->guard, r->gc);
+	if (r->outcome == NULL || strcmp(r->outcome, "logged") != 0)
+		http_completed_log(r, toe, cut, ms);
+	metrics_request_ms(ms);
 	buf_free(&r->body);
 	arena_free(r->arena);
+	http_gen_put(srv, r->gen);
 	free(r);
 	*con_cls = NULL;
 	atomic_fetch_sub(&srv->inflight, 1);
+	metrics_inflight(-1);
+}
+
+/* NOTIFY_CONNECTION: register a new connection with the guard, forget a
+ * closing one (called before libmicrohttpd closes its fd). */
+static void
+http_notify_conn(void *cls, struct MHD_Connection *conn, void **socket_context,
+    enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_server *srv = cls;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_context = http_guard_open(srv->guard, conn);
+		return;
+	}
+	http_guard_close(srv->guard, *socket_context);
+	*socket_context = NULL;
 }
 
 static void
@@ -356,6 +598,7 @@ http_mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char line[512];
 
+	(void)cls;
 	(void)vsnprintf(line, sizeof(line), fmt, ap);
 	line[strcspn(line, "\n")] = '\0';
 	log_msg(LOG_WARN, "httpd: %s", line);
@@ -420,10 +663,9 @@ http_store_slots_free(struct http_server *srv)
 }
 
 static int
-http_start_daemon(struct http_server *srv, struct sockaddr_storage *ss,
-    struct err *err)
+http_start_daemon(struct http_server *srv, const struct conf *c,
+    struct sockaddr_storage *ss, struct err *err)
 {
-	const struct conf *c = srv->conf;
 	/*
 	 * poll(), not epoll (MHD_USE_AUTO picks epoll on Linux): with a thread
 	 * pool, MHD_quiesce_daemon() races each worker's own removal of the
@@ -450,6 +692,7 @@ http_start_daemon(struct http_server *srv, struct sockaddr_storage *ss,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, c->limits.connection_memory_bytes,
 	    MHD_OPTION_STRICT_FOR_CLIENT, 1,
 	    MHD_OPTION_NOTIFY_COMPLETED, http_completed, srv,
+	    MHD_OPTION_NOTIFY_CONNECTION, http_notify_conn, srv,
 	    srv->tls_cert_pem != NULL ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END,
 	    srv->tls_cert_pem,
 	    MHD_OPTION_HTTPS_MEM_KEY, srv->tls_key_pem,
@@ -464,34 +707,72 @@ http_start_daemon(struct http_server *srv, struct sockaddr_storage *ss,
 	return 0;
 }
 
-int
-http_start(const struct conf *conf, const struct gateway *gw,
-    struct http_server **ret, struct err *err)
+/* A generation holding conf and gw, with the server's reference. */
+static struct http_gen *
+http_gen_new(struct conf *conf, struct gateway *gw)
+{
+	struct http_gen *g = calloc(1, sizeof(*g));
+
+	if (g != NULL) {
+		g->conf = conf;
+		g->gw = gw;
+		g->refs = 1;
+	}
+	return g;
+}
+
+/* The server without daemon and guard: generation, fixed settings, locks. */
+static struct http_server *
+http_server_new(struct conf *conf, struct gateway *gw, struct err *err)
 {
 	struct http_server *srv = calloc(1, sizeof(*srv));
+
+	if (srv == NULL || pthread_key_create(&srv->store_key, NULL) != 0) {
+		free(srv);
+		err_set(err, ERR_INTERNAL, NULL, "could not create the server");
+		return NULL;
+	}
+	(void)pthread_mutex_init(&srv->gen_lock, NULL);
+	(void)pthread_mutex_init(&srv->slots_lock, NULL);
+	atomic_init(&srv->inflight, 0);
+	atomic_init(&srv->stopping, 0);
+	srv->limits = conf->limits;
+	if ((srv->store_dsn = strdup(conf->store_dsn)) == NULL ||
+	    (srv->gen = http_gen_new(conf, gw)) == NULL) {
+		http_stop(srv, 0);
+		err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		return NULL;
+	}
+	return srv;
+}
+
+/* Server, guard, TLS material, then the daemon; on failure the caller
+ * keeps conf and gw. */
+int
+http_start(struct conf *conf, struct gateway *gw, struct http_server **ret,
+    struct err *err)
+{
+	struct http_server *srv = http_server_new(conf, gw, err);
 	struct sockaddr_storage ss;
 
 	if (srv == NULL)
-		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
-	srv->conf = conf;
-	srv->gw = gw;
-	atomic_init(&srv->inflight, 0);
-	atomic_init(&srv->stopping, 0);
-	(void)pthread_mutex_init(&srv->slots_lock, NULL);
-	if (pthread_key_create(&srv->store_key, NULL) != 0) {
-		free(srv);
-		return err_set(err, ERR_INTERNAL, NULL, "could not create thread key");
-	}
+		return -1;
+	if (http_guard_new(conf->limits.header_timeout_s,
+	    conf->limits.request_deadline_s, &srv->guard, err) == -1)
+		goto fail;
 	if (conf->tls_cert != NULL &&
 	    ((srv->tls_cert_pem = http_read_pem(conf->tls_cert, err)) == NULL ||
 	    (srv->tls_key_pem = http_read_pem(conf->tls_key, err)) == NULL))
 		goto fail;
 	if (http_bind_addr(conf, &ss, err) == -1 ||
-	    http_start_daemon(srv, &ss, err) == -1)
+	    http_start_daemon(srv, conf, &ss, err) == -1)
 		goto fail;
 	*ret = srv;
 	return 0;
 fail:
+	/* the caller keeps conf and gw */
+	srv->gen->conf = NULL;
+	srv->gen->gw = NULL;
 	http_stop(srv, 0);
 	return -1;
 }
@@ -500,6 +781,23 @@ int
 http_port(const struct http_server *srv)
 {
 	return srv->port;
+}
+
+/* New requests take the new generation; the old one is released. */
+int
+http_swap(struct http_server *srv, struct conf *conf, struct gateway *gw)
+{
+	struct http_gen *g = http_gen_new(conf, gw), *old;
+
+	if (g == NULL)
+		return -1;
+	(void)pthread_mutex_lock(&srv->gen_lock);
+	old = srv->gen;
+	srv->gen = g;
+	(void)pthread_mutex_unlock(&srv->gen_lock);
+	/* freed now, or by the last request still running on it */
+	http_gen_put(srv, old);
+	return 0;
 }
 
 /*
@@ -525,6 +823,7 @@ http_drain(struct http_server *srv, unsigned drain_ms)
 		(void)close(lsock);
 }
 
+/* Drain, stop the daemon, then free what its callbacks used. */
 void
 http_stop(struct http_server *srv, unsigned drain_ms)
 {
@@ -532,12 +831,17 @@ http_stop(struct http_server *srv, unsigned drain_ms)
 		return;
 	if (srv->daemon != NULL)
 		http_drain(srv, drain_ms);
+	/* after the daemon: its last CLOSED notifications reach the guard */
+	http_guard_free(srv->guard);
 	http_store_slots_free(srv);
 	(void)pthread_key_delete(srv->store_key);
 	(void)pthread_mutex_destroy(&srv->slots_lock);
+	http_gen_put(srv, srv->gen);
+	(void)pthread_mutex_destroy(&srv->gen_lock);
 	if (srv->tls_key_pem != NULL)
 		explicit_bzero(srv->tls_key_pem, strlen(srv->tls_key_pem));
 	free(srv->tls_cert_pem);
 	free(srv->tls_key_pem);
+	free(srv->store_dsn);
 	free(srv);
 }

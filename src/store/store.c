@@ -4,8 +4,11 @@
  */
 #include "store.h"
 
+#include <inttypes.h>
+#include <stdint.h>
 #include <string.h>
 
+#include "store_int.h"
 #include "store_sql.h"
 
 #define STORE_SQLITE_PREFIX "sqlite:"
@@ -109,6 +112,127 @@ store_accept(struct store *s, const struct store_message *m,
 	    s->ops->accept(s, m, a, &res, err) == -1)
 		return -1;
 	*ret = res;
+	return 0;
+}
+
+/* Claim the oldest claimable delivery (see store.h); *ret only on 1. */
+int
+store_claim(struct store *s, int64_t now_ms, int64_t stale_ms,
+    struct arena *a, struct store_delivery *ret, struct err *err)
+{
+	struct store_delivery d;
+	int rc;
+
+	if (stale_ms < 0)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "invalid claim: negative stale time");
+	memset(&d, 0, sizeof(d));
+	rc = s->ops->claim(s, now_ms, stale_ms, a, &d, err);
+	if (rc == 1)
+		*ret = d;
+	return rc;
+}
+
+/* Mark a claimed delivery done, or put it back for a retry (store.h). */
+int
+store_finish(struct store *s, const char *message_id, int ok,
+    int64_t now_ms, int64_t retry_at_ms, struct err *err)
+{
+	if (message_id == NULL || *message_id == '\0' ||
+	    strlen(message_id) > STORE_MESSAGE_ID_MAX)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "invalid finish: message id empty or too long");
+	return s->ops->finish(s, message_id, ok != 0, now_ms, retry_at_ms,
+	    err);
+}
+
+/* A purge the caller built wrongly: no batch bound, or legs missing. */
+static int
+store_check_purge(const struct store_purge *p, struct err *err)
+{
+	size_t i;
+
+	if (p->batch == 0 || p->batch > INT32_MAX)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "invalid purge: batch %zu not in 1..%d", p->batch,
+		    INT32_MAX);
+	if (p->n_legs > 0 && (p->pmode_ids == NULL || p->cutoffs_ms == NULL))
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "invalid purge: legs missing");
+	for (i = 0; i < p->n_legs; i++)
+		if (p->pmode_ids[i] == NULL)
+			return err_set(err, ERR_INTERNAL, NULL,
+			    "invalid purge: leg %zu has no pmode id", i);
+	return 0;
+}
+
+/* One purge batch (store.h); *purged and *kept only written on success. */
+int
+store_purge(struct store *s, const struct store_purge *p, size_t *purged,
+    size_t *kept, struct err *err)
+{
+	size_t np = 0, nk = 0;
+
+	if (store_check_purge(p, err) == -1 ||
+	    s->ops->purge(s, p, &np, &nk, err) == -1)
+		return -1;
+	*purged = np;
+	*kept = nk;
+	return 0;
+}
+
+/* Queue and inbox sizes; *ret only written on success. */
+int
+store_stats(struct store *s, struct store_stats *ret, struct err *err)
+{
+	struct store_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (s->ops->stats(s, &st, err) == -1)
+		return -1;
+	*ret = st;
+	return 0;
+}
+
+/* Block until a NOTIFY or timeout_ms (negative: do not block). */
+int
+store_wait(struct store *s, int timeout_ms, struct err *err)
+{
+	return s->ops->wait(s, timeout_ms < 0 ? 0 : timeout_ms, err);
+}
+
+/* Clamp into the range every backend can store as a time. */
+int64_t
+store_clamp_ms(int64_t ms)
+{
+	if (ms < 0)
+		return 0;
+	return ms > STORE_MS_MAX ? STORE_MS_MAX : ms;
+}
+
+/* [["id",cutoff],...] and the latest cutoff (see store_int.h). */
+int
+store_purge_legs(const struct store_purge *p, struct buf *json,
+    int64_t *ret_max, struct err *err)
+{
+	int64_t max = store_clamp_ms(p->default_cutoff_ms);
+	int bad;
+	size_t i;
+
+	bad = buf_puts(json, "[");
+	for (i = 0; bad == 0 && i < p->n_legs; i++) {
+		int64_t c = store_clamp_ms(p->cutoffs_ms[i]);
+
+		if (c > max)
+			max = c;
+		bad = buf_puts(json, i > 0 ? ",[\"" : "[\"") ||
+		    buf_json_escape(json, p->pmode_ids[i]) ||
+		    buf_printf(json, "\",%" PRId64 "]", c);
+	}
+	if (bad != 0 || buf_puts(json, "]") != 0)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "out of memory building the purge legs");
+	*ret_max = max;
 	return 0;
 }
 

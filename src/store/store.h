@@ -54,6 +54,41 @@ struct store_result {
 	int64_t duplicates;           /* the row's duplicate counter after this call */
 };
 
+/* One claimed delivery: the inbox row and its payloads (arena memory). */
+struct store_delivery {
+	const char *message_id;
+	const char *from_party, *to_party, *service, *action;
+	const char *conversation_id;
+	const char *agreement_ref;    /* may be NULL */
+	const char *pmode_id;         /* may be NULL */
+	int64_t received_at_ms;
+	int attempts;                 /* claims so far, this one included */
+	struct store_part *parts;     /* in part_no order */
+	size_t n_parts;
+};
+
+/*
+ * Retention purge (issue 4): delete inbox rows, with their payload and
+ * delivery rows, received before their cutoff.  Rows of leg pmode_ids[i]
+ * use cutoffs_ms[i]; every other row (another or no pmode_id) uses
+ * default_cutoff_ms.  Unless undelivered is set, a row whose delivery is not
+ * 'done' is kept.
+ */
+struct store_purge {
+	const char *const *pmode_ids;
+	const int64_t *cutoffs_ms;    /* parallel to pmode_ids */
+	size_t n_legs;
+	int64_t default_cutoff_ms;
+	size_t batch;                 /* at most this many inbox rows per call */
+	int undelivered;
+};
+
+struct store_stats {
+	int64_t inbox_rows;           /* approximate on PostgreSQL (planner estimate) */
+	int64_t delivery_ready;       /* exact */
+	int64_t delivery_claimed;     /* exact */
+};
+
 struct store;
 
 struct store_ops {
@@ -63,6 +98,14 @@ struct store_ops {
 	int (*accept)(struct store *s, const struct store_message *m,
 	    struct arena *a, struct store_result *ret, struct err *err);
 	void (*close)(struct store *s);
+	int (*claim)(struct store *s, int64_t now_ms, int64_t stale_ms,
+	    struct arena *a, struct store_delivery *ret, struct err *err);
+	int (*finish)(struct store *s, const char *message_id, int ok,
+	    int64_t now_ms, int64_t retry_at_ms, struct err *err);
+	int (*purge)(struct store *s, const struct store_purge *p,
+	    size_t *purged, size_t *kept, struct err *err);
+	int (*stats)(struct store *s, struct store_stats *ret, struct err *err);
+	int (*wait)(struct store *s, int timeout_ms, struct err *err);
 };
 
 /* Every backend's handle starts with this. */
@@ -91,6 +134,12 @@ int store_ping(struct store *s, struct err *err);
  *  - present with another hash: change nothing -> STORE_DRIFT.
  * Concurrent calls for one MessageId end in one row and one NEW, the rest
  * DUPLICATE.  Any database failure rolls back and is ERR_STORE (503).
+ * On NEW, PostgreSQL also NOTIFYs channel "as4gw_inbox" with the MessageId,
+ * in the same round trip right after COMMIT (inside the transaction the
+ * notify queue lock serialises concurrent commits: 2-3x slower accepts; a
+ * crash between the two loses only a wake-up, deliverers also poll).  Fault points (util/fault.h): store.after-insert
+ * once the NEW rows are written, store.before-commit just before COMMIT
+ * (NEW and DUPLICATE both).
  */
 int store_accept(struct store *s, const struct store_message *m,
     struct arena *a, struct store_result *ret, struct err *err);
@@ -103,6 +152,51 @@ int store_accept(struct store *s, const struct store_message *m,
  * with properties NULL is stored as "{}".  *ret is written only when 0 is
  * returned; DRIFT is a 0 return.)
  */
+
+/*
+ * The delivery queue (DESIGN.md "Backend hand-off").  Claim the oldest
+ * delivery row that is 'ready', or 'claimed' with claimed_at older than
+ * now_ms - stale_ms (its deliverer died): set state 'claimed', claimed_at =
+ * now, attempts + 1, COMMIT, and return the message with its payloads.
+ * 1 claimed (*ret filled, arena memory), 0 nothing to claim, -1 ERR_STORE.
+ * PostgreSQL: SELECT ... FOR UPDATE SKIP LOCKED, so several deliverers never
+ * claim one row twice; SQLite: BEGIN IMMEDIATE.
+ * Fault point deliver.after-claim is NOT in the store (deliver/ has it).
+ */
+int store_claim(struct store *s, int64_t now_ms, int64_t stale_ms,
+    struct arena *a, struct store_delivery *ret, struct err *err);
+
+/*
+ * After the target: ok -> state 'done' and inbox.processed_at = now_ms;
+ * !ok -> state 'ready' again (claimed_at NULL; attempts kept) with
+ * not_before = retry_at_ms, so it is retried after a back-off while other
+ * rows go first.  Only a row in state 'claimed' changes (a row already
+ * 'done' stays done); 0 ok, -1 ERR_STORE.
+ * (Migration 002 adds delivery.not_before, NULL = at once; store_claim only
+ * takes 'ready' rows with not_before NULL or <= now_ms.)
+ */
+int store_finish(struct store *s, const char *message_id, int ok,
+    int64_t now_ms, int64_t retry_at_ms, struct err *err);
+
+/*
+ * One purge batch (see struct store_purge) in one transaction: *purged =
+ * inbox rows deleted (with their payload and delivery rows), *kept = rows
+ * past their cutoff that were kept because undelivered (count capped at
+ * p->batch).  Call again until *purged < p->batch.
+ */
+int store_purge(struct store *s, const struct store_purge *p,
+    size_t *purged, size_t *kept, struct err *err);
+
+/* Queue and inbox sizes for /metrics. */
+int store_stats(struct store *s, struct store_stats *ret, struct err *err);
+
+/*
+ * Block until a new message may be ready or timeout_ms passed: PostgreSQL
+ * LISTENs on channel "as4gw_inbox" (store_accept NOTIFYs it with the
+ * MessageId after a NEW COMMIT); SQLite just sleeps min(timeout_ms, 1000).  0 woke
+ * or timed out, -1 ERR_STORE.
+ */
+int store_wait(struct store *s, int timeout_ms, struct err *err);
 
 /* Accepts NULL. */
 void store_close(struct store *s);

@@ -4,7 +4,7 @@
  * so a COMMIT that returned is on disk before the Receipt is sent, foreign
  * keys on, and a busy timeout so concurrent writers queue instead of failing.
  * Statements are prepared once per connection, at the first accept (after
- * the schema exists).
+ * the schema exists).  The delivery queue is in store_sqlite_queue.c.
  */
 #include "store.h"
 
@@ -15,7 +15,9 @@
 #include <sqlite3.h>
 
 #include "store_sql.h"
+#include "store_sqlite_int.h"
 #include "../util/clock.h"
+#include "../util/fault.h"
 
 enum store_sqlite_stmt {
 	STORE_SQ_BEGIN,
@@ -61,14 +63,11 @@ static const struct {
 	" name text NOT NULL PRIMARY KEY," \
 	" applied_at integer NOT NULL)"
 
-struct store_sqlite {
-	struct store base;
-	sqlite3 *db;
-	sqlite3_stmt *st[STORE_SQ_COUNT]; /* all NULL until the first accept */
-};
+_Static_assert(STORE_SQ_COUNT == STORE_SQLITE_ACCEPT_STMTS,
+    "STORE_SQLITE_ACCEPT_STMTS must count accept's statements");
 
 /* Record the connection's last failure as ERR_STORE ("could not <what>"). */
-static int
+int
 store_sqlite_fail(struct store_sqlite *s, const char *what, struct err *err)
 {
 	return err_set(err, ERR_STORE, NULL, "could not %s: %s", what,
@@ -117,14 +116,14 @@ store_sqlite_bind_blob(sqlite3_stmt *st, int i, const void *p, size_t len)
 }
 
 /* Bind text; NULL binds SQL NULL. */
-static int
+int
 store_sqlite_bind_text(sqlite3_stmt *st, int i, const char *t)
 {
 	return sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
 }
 
 /* Forget a statement's bindings and results so it can run again. */
-static void
+void
 store_sqlite_done(sqlite3_stmt *st)
 {
 	(void)sqlite3_reset(st);
@@ -135,19 +134,27 @@ store_sqlite_done(sqlite3_stmt *st)
  * Step a bound statement that returns no row.  bind_rc is the OR of the
  * bind results (SQLITE_OK is 0), so a failed bind fails here.
  */
-static int
-store_sqlite_run(struct store_sqlite *s, enum store_sqlite_stmt id,
-    int bind_rc, struct err *err)
+int
+store_sqlite_step(struct store_sqlite *s, sqlite3_stmt *st, int bind_rc,
+    const char *what, struct err *err)
 {
-	sqlite3_stmt *st = s->st[id];
 	int rc = -1;
 
 	if (bind_rc == SQLITE_OK && sqlite3_step(st) == SQLITE_DONE)
 		rc = 0;
 	else
-		(void)store_sqlite_fail(s, store_sqlite_stmts[id].what, err);
+		(void)store_sqlite_fail(s, what, err);
 	store_sqlite_done(st);
 	return rc;
+}
+
+/* store_sqlite_step() of one of accept's statements. */
+static int
+store_sqlite_run(struct store_sqlite *s, enum store_sqlite_stmt id,
+    int bind_rc, struct err *err)
+{
+	return store_sqlite_step(s, s->st[id], bind_rc,
+	    store_sqlite_stmts[id].what, err);
 }
 
 /* INSERT ... ON CONFLICT DO NOTHING: 1 inserted, 0 id exists, -1 error. */
@@ -271,6 +278,7 @@ store_sqlite_decide(struct store_sqlite *s, const struct store_message *m,
 	if (r == 1) {
 		if (store_sqlite_insert_rest(s, m, err) == -1)
 			return -1;
+		fault_point("store.after-insert");
 		ret->outcome = STORE_NEW;
 		ret->receipt = m->receipt;
 		ret->receipt_len = m->receipt_len;
@@ -307,8 +315,10 @@ store_sqlite_accept(struct store *base, const struct store_message *m,
 	/* Drift changes nothing: end the transaction without writing. */
 	if (ret->outcome == STORE_DRIFT)
 		rc = store_sqlite_run(s, STORE_SQ_ROLLBACK, SQLITE_OK, err);
-	else
+	else {
+		fault_point("store.before-commit");
 		rc = store_sqlite_run(s, STORE_SQ_COMMIT, SQLITE_OK, err);
+	}
 out:
 	if (sqlite3_get_autocommit(s->db) == 0)
 		(void)store_sqlite_run(s, STORE_SQ_ROLLBACK, SQLITE_OK, NULL);
@@ -435,6 +445,7 @@ store_sqlite_close(struct store *base)
 	struct store_sqlite *s = (struct store_sqlite *)base;
 
 	store_sqlite_finalize(s);
+	store_sqlite_queue_finalize(s);
 	(void)sqlite3_close(s->db);
 	free(s);
 }
@@ -445,6 +456,11 @@ static const struct store_ops store_sqlite_ops = {
 	.ping = store_sqlite_ping,
 	.accept = store_sqlite_accept,
 	.close = store_sqlite_close,
+	.claim = store_sqlite_queue_claim,
+	.finish = store_sqlite_queue_finish,
+	.purge = store_sqlite_queue_purge,
+	.stats = store_sqlite_queue_stats,
+	.wait = store_sqlite_queue_wait,
 };
 
 /*

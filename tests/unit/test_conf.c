@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "conf/conf.h"
@@ -117,6 +118,13 @@ static const struct conf_bad_case conf_bad_cases[] = {
 	{ FIX "replay-empty.xml", "Element 'replay': Missing child", 9 },
 	{ FIX "replay-epoch.xml", "replay/verifyAt: \"1969-12-31T23:59:59Z\" is "
 	    "not after 1970-01-01T00:00:00Z", 10 },
+	{ FIX "proxy-name.xml", "trustedProxies: \"proxy.example\" is not an IP "
+	    "address or ADDRESS/PREFIX block", 10 },
+	{ FIX "proxy-hostbits.xml", "trustedProxies: \"10.1.0.0/8\" is not", 10 },
+	{ FIX "proxy-prefix.xml", "trustedProxies: \"10.0.0.0/33\" is not", 10 },
+	{ FIX "purge-batch.xml", "Element 'batch': '0' is not a valid value", 9 },
+	{ FIX "purge-mode.xml", "Element 'undelivered': [facet 'enumeration'] "
+	    "The value 'delete'", 9 },
 };
 
 /* Each fixture is refused with ERR_CONF, a message naming the problem and
@@ -193,6 +201,12 @@ test_conf_minimal_defaults(void **state)
 	assert_int_equal(c->limits.max_xml_depth, 64);
 	assert_int_equal(c->limits.max_xml_nodes, 100000);
 	assert_int_equal(c->verify_at_ms, 0);
+	assert_int_equal(c->limits.header_timeout_s, 10);
+	assert_int_equal(c->n_trusted_proxies, 0);
+	assert_null(c->trusted_proxies);
+	assert_int_equal(c->purge_interval_s, 3600);
+	assert_int_equal(c->purge_batch, 500);
+	assert_int_equal(c->purge_undelivered, 0);
 	assert_int_equal(c->n_legs, 1);
 	l = &c->legs[0];
 	assert_string_equal(l->id, "a");
@@ -450,6 +464,70 @@ test_conf_parse_listen(void **state)
 	assert_int_equal(conf_parse_listen(NULL, NULL, NULL), -1);
 }
 
+/* <trustedProxies>, <purge> and headerTimeoutSeconds read and parsed. */
+static void
+test_conf_ops(void **state)
+{
+	static const unsigned char v4[4] = { 10, 200, 3, 4 };
+	static const unsigned char lo[4] = { 127, 0, 0, 1 };
+	static const unsigned char lo2[4] = { 127, 0, 0, 2 };
+	unsigned char v6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0xff };
+	unsigned char mapped[16] = { 0 };
+	struct conf *c = NULL;
+	struct err err;
+
+	(void)state;
+	err_clear(&err);
+	if (conf_load(FIX "ops-full.xml", &c, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->limits.header_timeout_s, 7);
+	assert_int_equal(c->purge_interval_s, 0);
+	assert_int_equal(c->purge_batch, 50);
+	assert_int_equal(c->purge_undelivered, 1);
+	assert_int_equal(c->n_trusted_proxies, 3);
+	assert_int_equal(c->trusted_proxies[0].family, AF_INET);
+	assert_int_equal(c->trusted_proxies[0].prefix, 32);
+	assert_int_equal(conf_cidr_match(&c->trusted_proxies[0], AF_INET, lo), 1);
+	assert_int_equal(conf_cidr_match(&c->trusted_proxies[0], AF_INET, lo2), 0);
+	assert_int_equal(conf_cidr_match(&c->trusted_proxies[1], AF_INET, v4), 1);
+	assert_int_equal(conf_cidr_match(&c->trusted_proxies[1], AF_INET, lo), 0);
+	assert_int_equal(conf_cidr_match(&c->trusted_proxies[2], AF_INET6, v6), 1);
+	v6[3] = 0xb9;
+	assert_int_equal(conf_cidr_match(&c->trusted_proxies[2], AF_INET6, v6), 0);
+	/* ::ffff:10.200.3.4 is the IPv4 client of a dual-stack socket */
+	mapped[10] = mapped[11] = 0xff;
+	memcpy(mapped + 12, v4, 4);
+	assert_int_equal(conf_cidr_match(&c->trusted_proxies[1], AF_INET6, mapped), 1);
+	assert_int_equal(conf_cidr_match(&c->trusted_proxies[2], AF_INET, v4), 0);
+	conf_free(c);
+}
+
+/* conf_cidr_parse: what is an address block and what is not. */
+static void
+test_conf_cidr_parse(void **state)
+{
+	static const char *const good[] = { "0.0.0.0/0", "192.0.2.7",
+	    "192.0.2.0/24", "::1", "::/0", "fe80::/10", "::ffff:1.2.3.4" };
+	static const char *const bad[] = { "", "/8", "10.0.0.0/", "10.0.0.0/-1",
+	    "10.0.0.0/33", "10.0.0.1/8", "::1/129", "localhost", "10.0.0.0/8x",
+	    "10.0.0.0/0008", "1.2.3", "1.2.3.4 ", "10.0.0.0/ 8" };
+	struct conf_cidr c;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (conf_cidr_parse(good[i], &c) != 0)
+			fail_msg("\"%s\" refused", good[i]);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (conf_cidr_parse(bad[i], &c) != -1)
+			fail_msg("\"%s\" accepted", bad[i]);
+	assert_int_equal(conf_cidr_parse("fe80::/10", &c), 0);
+	assert_int_equal(c.family, AF_INET6);
+	assert_int_equal(c.prefix, 10);
+	assert_int_equal(c.addr[0], 0xfe);
+	assert_int_equal(c.addr[1], 0x80);
+}
+
 /* Small helpers: NULL accepted, policy names, defaults. */
 static void
 test_conf_misc(void **state)
@@ -483,6 +561,8 @@ main(void)
 		cmocka_unit_test(test_conf_shipped),
 		cmocka_unit_test(test_conf_parse_listen),
 		cmocka_unit_test(test_conf_misc),
+		cmocka_unit_test(test_conf_ops),
+		cmocka_unit_test(test_conf_cidr_parse),
 	};
 
 	if (chdir(AS4GW_SOURCE_DIR) != 0) {

@@ -11,11 +11,13 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <libpq-fe.h>
 #include <sqlite3.h>
@@ -327,9 +329,11 @@ t_migrate_twice(void **state)
 	store_close(s);
 	s = topen(c);  /* a second process */
 	store_close(s);
-	tcount(c, "SELECT count(*) FROM schema_migrations", 1);
+	tcount(c, "SELECT count(*) FROM schema_migrations", 2);
 	tcount(c, "SELECT count(*) FROM schema_migrations"
 	    " WHERE name LIKE '%/001_inbox.sql'", 1);
+	tcount(c, "SELECT count(*) FROM schema_migrations"
+	    " WHERE name LIKE '%/002_delivery.sql'", 1);
 	tcount(c, "SELECT count(*) FROM inbox", 0);
 	tcount(c, "SELECT count(*) FROM payload", 0);
 	tcount(c, "SELECT count(*) FROM delivery", 0);
@@ -358,7 +362,8 @@ t_accept_new(void **state)
 	tcount(c, "SELECT count(*) FROM inbox", 1);
 	tcount(c, "SELECT count(*) FROM payload", 2);
 	tcount(c, "SELECT count(*) FROM delivery WHERE state = 'ready'"
-	    " AND attempts = 0 AND claimed_at IS NULL", 1);
+	    " AND attempts = 0 AND claimed_at IS NULL AND not_before IS NULL",
+	    1);
 	tcount(c, "SELECT count(*) FROM inbox WHERE message_id ="
 	    " 'new-1@as4gw.test' AND duplicates = 0 AND processed_at IS NULL"
 	    " AND last_duplicate_at IS NULL AND partition_key = '2026-01'"
@@ -731,7 +736,7 @@ t_concurrent_migrate(void **state)
 
 	NEED(c);
 	trun_threads(c, th, 8, 1);
-	tcount(c, "SELECT count(*) FROM schema_migrations", 1);
+	tcount(c, "SELECT count(*) FROM schema_migrations", 2);
 	tcount(c, "SELECT count(*) FROM inbox", 0);
 }
 
@@ -796,6 +801,913 @@ t_pg_connection_lost(void **state)
 	arena_free(a);
 }
 
+/* ---- the delivery queue, purge, stats, wait (issue 4) ------------------ */
+
+#define T0 RECEIVED_MS  /* queue times are T0 + an offset in ms */
+/* A time column in ms, as SQL text for either backend. */
+#define MS(c, col) ((c)->pg ? "round(extract(epoch FROM " col ") * 1000)" : col)
+
+/* Run sql without looking at results (test set-up of rows). */
+static void
+tq_exec(const struct tctx *c, const char *sql)
+{
+	if (c->pg) {
+		PGconn *conn = PQconnectdb(c->dsn);
+		PGresult *res = PQexec(conn, sql);
+
+		if (PQresultStatus(res) != PGRES_COMMAND_OK &&
+		    PQresultStatus(res) != PGRES_TUPLES_OK)
+			fail_msg("%s: %s", sql, PQerrorMessage(conn));
+		PQclear(res);
+		PQfinish(conn);
+	} else {
+		sqlite3 *db = NULL;
+
+		assert_int_equal(sqlite3_open(c->path, &db), SQLITE_OK);
+		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+		sqlite3_close(db);
+	}
+}
+
+/* tcount() with a printf-built query. */
+static void __attribute__((format(printf, 3, 4)))
+tcountf(const struct tctx *c, int64_t want, const char *fmt, ...)
+{
+	char sql[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(sql, sizeof(sql), fmt, ap);
+	va_end(ap);
+	tcount(c, sql, want);
+}
+
+/* Accept message id, received at T0 + off_ms on leg pmode (NULL: none). */
+static void
+tput(struct store *s, struct arena *a, const char *id, int64_t off_ms,
+    const char *pmode)
+{
+	struct tmsg t;
+
+	tmsg_init(&t, id, 0x42, "receipt");
+	t.m.received_at_ms = T0 + off_ms;
+	t.m.pmode_id = pmode;
+	(void)taccept(s, a, &t, STORE_NEW);
+}
+
+/* Claim at T0 + now_off; expect want's id (NULL: nothing to claim). */
+static struct store_delivery
+tclaim(struct store *s, struct arena *a, int64_t now_off, int64_t stale_ms,
+    const char *want)
+{
+	struct store_delivery d;
+	struct err err = { 0 };
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	rc = store_claim(s, T0 + now_off, stale_ms, a, &d, &err);
+	if (rc == -1)
+		fail_msg("store_claim: %s", err.msg);
+	if (want == NULL && rc != 0)
+		fail_msg("claimed %s, want nothing", d.message_id);
+	if (want != NULL && rc != 1)
+		fail_msg("claimed nothing, want %s", want);
+	if (want != NULL)
+		assert_string_equal(d.message_id, want);
+	else
+		assert_null(d.message_id);
+	return d;
+}
+
+/* Finish id at T0 + now_off (retry at T0 + retry_off), expecting 0. */
+static void
+tfinish(struct store *s, const char *id, int ok, int64_t now_off,
+    int64_t retry_off)
+{
+	struct err err = { 0 };
+
+	if (store_finish(s, id, ok, T0 + now_off, T0 + retry_off, &err) != 0)
+		fail_msg("store_finish %s: %s", id, err.msg);
+}
+
+/* A claimed message comes back whole: fields, parts, bytes. */
+static void
+tcheck_delivery(const struct store_delivery *d, const struct tmsg *t)
+{
+	size_t i;
+
+	assert_string_equal(d->from_party, t->m.from_party);
+	assert_string_equal(d->to_party, t->m.to_party);
+	assert_string_equal(d->service, t->m.service);
+	assert_string_equal(d->action, t->m.action);
+	assert_string_equal(d->conversation_id, t->m.conversation_id);
+	assert_string_equal(d->agreement_ref, t->m.agreement_ref);
+	assert_int_equal(d->received_at_ms, t->m.received_at_ms);
+	assert_int_equal(d->n_parts, t->m.n_parts);
+	for (i = 0; i < d->n_parts; i++) {
+		const struct store_part *g = &d->parts[i], *w = &t->parts[i];
+
+		assert_int_equal(g->part_no, w->part_no);
+		if (w->content_id == NULL)
+			assert_null(g->content_id);
+		else
+			assert_string_equal(g->content_id, w->content_id);
+		assert_string_equal(g->mime_type, w->mime_type);
+		assert_string_equal(g->properties,
+		    w->properties != NULL ? w->properties : "{}");
+		assert_int_equal(g->len, w->len);
+		assert_non_null(g->data);
+		if (w->len > 0)
+			assert_memory_equal(g->data, w->data, w->len);
+	}
+}
+
+/* Oldest first by received time; every field and payload byte back. */
+static void
+t_claim_order(void **state)
+{
+	struct tctx *c = *state;
+	struct store_delivery d;
+	struct arena *a;
+	struct store *s;
+	struct tmsg t, big, none;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tmsg_init(&t, "q-1", 0x42, "receipt");
+	t.m.received_at_ms = T0 + 1000;
+	(void)taccept(s, a, &t, STORE_NEW);
+	tput(s, a, "q-2", 3000, NULL);
+	tput(s, a, "q-3", 2000, "leg-1");
+	tmsg_init(&big, "q-big", 0x43, "receipt");
+	big.m.received_at_ms = T0 + 4000;
+	tmsg_add_big(&big);
+	(void)taccept(s, a, &big, STORE_NEW);
+	tmsg_init(&none, "q-none", 0x44, "receipt");
+	none.m.received_at_ms = T0 + 5000;
+	none.m.n_parts = 0;
+	(void)taccept(s, a, &none, STORE_NEW);
+	d = tclaim(s, a, 10000, 60000, "q-1");
+	assert_int_equal(d.attempts, 1);
+	assert_string_equal(d.pmode_id, "leg-1");
+	tcheck_delivery(&d, &t);
+	d = tclaim(s, a, 10000, 60000, "q-3");
+	d = tclaim(s, a, 10000, 60000, "q-2");
+	assert_null(d.pmode_id);
+	assert_int_equal(d.received_at_ms, T0 + 3000);
+	d = tclaim(s, a, 10000, 60000, "q-big");
+	tcheck_delivery(&d, &big);
+	d = tclaim(s, a, 10000, 60000, "q-none");
+	tcheck_delivery(&d, &none);
+	(void)tclaim(s, a, 10000, 60000, NULL);
+	tcountf(c, 5, "SELECT count(*) FROM delivery WHERE state = 'claimed'"
+	    " AND attempts = 1 AND %s = %lld", MS(c, "claimed_at"),
+	    (long long)(T0 + 10000));
+	free(big.big);
+	store_close(s);
+	arena_free(a);
+}
+
+/* Nothing to claim: 0 and *ret untouched; a negative stale time refused. */
+static void
+t_claim_empty(void **state)
+{
+	struct tctx *c = *state;
+	struct store_delivery d = { .message_id = "sentinel" };
+	struct arena *a;
+	struct store *s;
+	struct err err = { 0 };
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	assert_int_equal(store_claim(s, T0, 1000, a, &d, &err), 0);
+	assert_string_equal(d.message_id, "sentinel");
+	assert_int_equal(err.kind, ERR_NONE);
+	assert_int_equal(store_claim(s, T0, -1, a, &d, &err), -1);
+	assert_int_equal(err.kind, ERR_INTERNAL);
+	assert_string_equal(d.message_id, "sentinel");
+	store_close(s);
+	arena_free(a);
+}
+
+/* ok -> done + processed_at; !ok -> ready after not_before, others first. */
+static void
+t_finish_retry(void **state)
+{
+	struct tctx *c = *state;
+	struct store_delivery d;
+	struct arena *a;
+	struct store *s;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tput(s, a, "q-1", 1000, "leg-1");
+	tput(s, a, "q-2", 2000, "leg-1");
+	(void)tclaim(s, a, 10000, 60000, "q-1");
+	tfinish(s, "q-1", 0, 11000, 30000);
+	tcountf(c, 1, "SELECT count(*) FROM delivery WHERE message_id = 'q-1'"
+	    " AND state = 'ready' AND claimed_at IS NULL AND attempts = 1"
+	    " AND %s = %lld", MS(c, "not_before"), (long long)(T0 + 30000));
+	(void)tclaim(s, a, 12000, 60000, "q-2");  /* q-1 waits */
+	tfinish(s, "q-2", 1, 13000, 0);
+	tcountf(c, 1, "SELECT count(*) FROM inbox WHERE message_id = 'q-2'"
+	    " AND %s = %lld", MS(c, "processed_at"), (long long)(T0 + 13000));
+	tcount(c, "SELECT count(*) FROM inbox WHERE processed_at IS NULL", 1);
+	(void)tclaim(s, a, 29999, 60000, NULL);
+	d = tclaim(s, a, 30000, 60000, "q-1");
+	assert_int_equal(d.attempts, 2);
+	tfinish(s, "q-1", 1, 31000, 0);
+	(void)tclaim(s, a, 99000, 60000, NULL);
+	tcount(c, "SELECT count(*) FROM delivery WHERE state = 'done'", 2);
+	tcount(c, "SELECT count(*) FROM inbox WHERE processed_at IS NULL", 0);
+	store_close(s);
+	arena_free(a);
+}
+
+/* A claim older than stale_ms is taken over; the row ends done once. */
+static void
+t_stale_takeover(void **state)
+{
+	struct tctx *c = *state;
+	struct store_delivery d;
+	struct arena *a;
+	struct store *s;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tput(s, a, "q-1", 1000, NULL);
+	(void)tclaim(s, a, 10000, 5000, "q-1");
+	(void)tclaim(s, a, 15000, 5000, NULL);  /* exactly stale_ms: not yet */
+	d = tclaim(s, a, 15001, 5000, "q-1");
+	assert_int_equal(d.attempts, 2);
+	tcountf(c, 1, "SELECT count(*) FROM delivery WHERE %s = %lld",
+	    MS(c, "claimed_at"), (long long)(T0 + 15001));
+	tfinish(s, "q-1", 1, 16000, 0);
+	tfinish(s, "q-1", 0, 16001, 20000);  /* the first deliverer, late */
+	tcount(c, "SELECT count(*) FROM delivery WHERE state = 'done'"
+	    " AND not_before IS NULL AND attempts = 2", 1);
+	(void)tclaim(s, a, 99000, 0, NULL);
+	store_close(s);
+	arena_free(a);
+}
+
+/* finish on a row that is not claimed (or absent) changes nothing. */
+static void
+t_finish_harmless(void **state)
+{
+	struct tctx *c = *state;
+	char long_id[STORE_MESSAGE_ID_MAX + 2];
+	const char *bad[] = { NULL, "", long_id };
+	struct arena *a;
+	struct store *s;
+	struct err err;
+	size_t i;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	memset(long_id, 'x', sizeof(long_id) - 1);
+	long_id[sizeof(long_id) - 1] = '\0';
+	tput(s, a, "q-1", 1000, NULL);
+	tfinish(s, "absent", 1, 2000, 0);
+	tfinish(s, "absent", 0, 2000, 3000);
+	tfinish(s, "q-1", 1, 2000, 0);
+	tfinish(s, "q-1", 0, 2000, 50000);
+	tcount(c, "SELECT count(*) FROM delivery WHERE state = 'ready'"
+	    " AND not_before IS NULL AND attempts = 0", 1);
+	tcount(c, "SELECT count(*) FROM inbox WHERE processed_at IS NULL", 1);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err_clear(&err);
+		assert_int_equal(store_finish(s, bad[i], 1, T0, T0, &err), -1);
+		assert_int_equal(err.kind, ERR_INTERNAL);
+	}
+	(void)tclaim(s, a, 3000, 1000, "q-1");
+	store_close(s);
+	arena_free(a);
+}
+
+/* Before migration every queue call fails as ERR_STORE, then works. */
+static void
+t_queue_unmigrated(void **state)
+{
+	struct tctx *c = *state;
+	struct store_purge p = { .batch = 10 };
+	struct store_delivery d;
+	struct store_stats st;
+	struct arena *a;
+	struct store *s = NULL;
+	struct err err = { 0 };
+	size_t n1 = 0, n2 = 0;
+
+	NEED(c);
+	a = arena_new(0);
+	assert_int_equal(store_open(c->dsn, &s, &err), 0);
+	assert_int_equal(store_claim(s, T0, 0, a, &d, &err), -1);
+	assert_int_equal(err.kind, ERR_STORE);
+	err_clear(&err);
+	assert_int_equal(store_finish(s, "q-1", 1, T0, T0, &err), -1);
+	assert_int_equal(err.kind, ERR_STORE);
+	err_clear(&err);
+	assert_int_equal(store_purge(s, &p, &n1, &n2, &err), -1);
+	assert_int_equal(err.kind, ERR_STORE);
+	err_clear(&err);
+	assert_int_equal(store_stats(s, &st, &err), -1);
+	assert_int_equal(err.kind, ERR_STORE);
+	err_clear(&err);
+	assert_int_equal(store_migrate(s, &err), 0);
+	(void)tclaim(s, a, 0, 0, NULL);
+	store_close(s);
+	arena_free(a);
+}
+
+/* No room for the claimed message: -1, and the row is claimable again. */
+static void
+t_claim_arena_exhausted(void **state)
+{
+	struct tctx *c = *state;
+	struct store_delivery d;
+	struct arena *a, *tiny;
+	struct store *s;
+	struct err err = { 0 };
+
+	NEED(c);
+	a = arena_new(0);
+	tiny = arena_new(64);
+	s = topen(c);
+	tput(s, a, "q-1", 1000, NULL);
+	assert_int_equal(store_claim(s, T0 + 2000, 60000, tiny, &d, &err), -1);
+	assert_int_equal(err.kind, ERR_INTERNAL);
+	/* sqlite rolls the claim back; postgresql has committed it and puts
+	 * the row back at once */
+	tcountf(c, 1, "SELECT count(*) FROM delivery WHERE state = 'ready'"
+	    " AND claimed_at IS NULL AND attempts = %d", c->pg ? 1 : 0);
+	d = tclaim(s, a, 3000, 60000, "q-1");
+	assert_int_equal(d.attempts, c->pg ? 2 : 1);
+	store_close(s);
+	arena_free(tiny);
+	arena_free(a);
+}
+
+/* Mark every delivery row done (set-up for the purge tests). */
+static void
+tdone_all(const struct tctx *c)
+{
+	tq_exec(c, "UPDATE delivery SET state = 'done'");
+}
+
+/* Per-leg cutoffs, the default for other and no legs, escaping of ids. */
+static void
+t_purge_cutoffs(void **state)
+{
+	static const char *const ids[] = { "leg-1", "leg-2", "le\"g\\1" };
+	static const int64_t cut[] = { T0 + 400, T0 + 50, T0 + 700 };
+	struct tctx *c = *state;
+	struct store_purge p = { .pmode_ids = ids, .cutoffs_ms = cut,
+	    .n_legs = 3, .default_cutoff_ms = T0 + 350, .batch = 100 };
+	struct arena *a;
+	struct store *s;
+	struct err err = { 0 };
+	size_t purged = 99, kept = 99;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tput(s, a, "p-a", 100, "leg-1");    /* past leg-1: purged */
+	tput(s, a, "p-b", 500, "leg-1");    /* before leg-1's cutoff */
+	tput(s, a, "p-c", 100, "leg-2");    /* before leg-2's cutoff */
+	tput(s, a, "p-d", 100, NULL);       /* past the default: purged */
+	tput(s, a, "p-e", 300, "leg-x");    /* past the default: purged */
+	tput(s, a, "p-f", 600, "le\"g\\1"); /* past its own: purged */
+	tput(s, a, "p-g", 400, "leg-x");    /* before the default */
+	tdone_all(c);
+	assert_int_equal(store_purge(s, &p, &purged, &kept, &err), 0);
+	assert_int_equal(purged, 4);
+	assert_int_equal(kept, 0);
+	tcount(c, "SELECT count(*) FROM inbox WHERE message_id"
+	    " IN ('p-b', 'p-c', 'p-g')", 3);
+	tcount(c, "SELECT count(*) FROM inbox", 3);
+	tcount(c, "SELECT count(*) FROM payload", 6);
+	tcount(c, "SELECT count(*) FROM delivery", 3);
+	tcount(c, "SELECT count(*) FROM payload WHERE message_id NOT IN"
+	    " (SELECT message_id FROM inbox)", 0);
+	assert_int_equal(store_purge(s, &p, &purged, &kept, &err), 0);
+	assert_int_equal(purged, 0);
+	store_close(s);
+	arena_free(a);
+}
+
+/* Undelivered rows are kept (and counted) unless undelivered is set; a
+ * row without a delivery row counts as delivered. */
+static void
+t_purge_undelivered(void **state)
+{
+	struct tctx *c = *state;
+	struct store_purge p = { .default_cutoff_ms = T0 + 1000, .batch = 100 };
+	struct arena *a;
+	struct store *s;
+	struct err err = { 0 };
+	size_t purged = 0, kept = 0;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tput(s, a, "u-ready", 100, NULL);
+	tput(s, a, "u-claimed", 200, NULL);
+	tput(s, a, "u-done", 300, NULL);
+	tput(s, a, "u-nodeliv", 400, NULL);
+	tput(s, a, "u-new", 5000, NULL);
+	tq_exec(c, "UPDATE delivery SET state = 'claimed', claimed_at ="
+	    " created_at WHERE message_id = 'u-claimed'");
+	tq_exec(c, "UPDATE delivery SET state = 'done'"
+	    " WHERE message_id = 'u-done'");
+	tq_exec(c, "DELETE FROM delivery WHERE message_id = 'u-nodeliv'");
+	assert_int_equal(store_purge(s, &p, &purged, &kept, &err), 0);
+	assert_int_equal(purged, 2);
+	assert_int_equal(kept, 2);
+	assert_int_equal(store_purge(s, &p, &purged, &kept, &err), 0);
+	assert_int_equal(purged, 0);
+	assert_int_equal(kept, 2);
+	p.undelivered = 1;
+	assert_int_equal(store_purge(s, &p, &purged, &kept, &err), 0);
+	assert_int_equal(purged, 2);
+	assert_int_equal(kept, 0);
+	tcount(c, "SELECT count(*) FROM inbox WHERE message_id = 'u-new'", 1);
+	tcount(c, "SELECT count(*) FROM inbox", 1);
+	tcount(c, "SELECT count(*) FROM payload", 2);
+	tcount(c, "SELECT count(*) FROM delivery", 1);
+	store_close(s);
+	arena_free(a);
+}
+
+/* At most batch rows per call, oldest first; kept capped at batch. */
+static void
+t_purge_batch(void **state)
+{
+	static const size_t want[] = { 2, 2, 1, 0 };
+	struct tctx *c = *state;
+	struct store_purge p = { .default_cutoff_ms = T0 + 1000, .batch = 2 };
+	struct arena *a;
+	struct store *s;
+	struct err err = { 0 };
+	size_t purged = 0, kept = 0, i;
+	char id[16];
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	for (i = 1; i <= 5; i++) {
+		(void)snprintf(id, sizeof(id), "b-%zu", i);
+		tput(s, a, id, (int64_t)(600 - i * 100), NULL);  /* b-5 oldest */
+	}
+	tdone_all(c);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_int_equal(store_purge(s, &p, &purged, &kept, &err), 0);
+		assert_int_equal(purged, want[i]);
+		assert_int_equal(kept, 0);
+		if (i == 0)
+			tcount(c, "SELECT count(*) FROM inbox WHERE message_id"
+			    " IN ('b-1', 'b-2', 'b-3')", 3);
+	}
+	for (i = 1; i <= 5; i++) {
+		(void)snprintf(id, sizeof(id), "k-%zu", i);
+		tput(s, a, id, (int64_t)(i * 100), NULL);
+	}
+	assert_int_equal(store_purge(s, &p, &purged, &kept, &err), 0);
+	assert_int_equal(purged, 0);
+	assert_int_equal(kept, 2);
+	p.batch = 10;
+	assert_int_equal(store_purge(s, &p, &purged, &kept, &err), 0);
+	assert_int_equal(kept, 5);
+	store_close(s);
+	arena_free(a);
+}
+
+/* A purge built wrongly is refused; the counters stay untouched. */
+static void
+t_purge_invalid(void **state)
+{
+	static const char *const null_id[] = { NULL };
+	static const int64_t cut[] = { T0 };
+	struct tctx *c = *state;
+	const struct store_purge bad[] = {
+		{ .batch = 0 },
+		{ .batch = (size_t)INT32_MAX + 1 },
+		{ .batch = 1, .n_legs = 1, .cutoffs_ms = cut },
+		{ .batch = 1, .n_legs = 1, .pmode_ids = null_id },
+		{ .batch = 1, .n_legs = 1, .pmode_ids = null_id,
+		  .cutoffs_ms = cut },
+	};
+	struct store *s;
+	struct err err;
+	size_t purged = 77, kept = 88, i;
+
+	NEED(c);
+	s = topen(c);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err_clear(&err);
+		if (store_purge(s, &bad[i], &purged, &kept, &err) != -1 ||
+		    err.kind != ERR_INTERNAL)
+			fail_msg("invalid purge %zu accepted", i);
+		assert_int_equal(purged, 77);
+		assert_int_equal(kept, 88);
+	}
+	store_close(s);
+}
+
+/* Take stats and compare all three values. */
+static void
+tstats(struct store *s, int64_t inbox, int64_t ready, int64_t claimed)
+{
+	struct store_stats st;
+	struct err err = { 0 };
+
+	if (store_stats(s, &st, &err) != 0)
+		fail_msg("store_stats: %s", err.msg);
+	assert_int_equal(st.inbox_rows, inbox);
+	assert_int_equal(st.delivery_ready, ready);
+	assert_int_equal(st.delivery_claimed, claimed);
+}
+
+/* Gauges follow the queue; postgresql's inbox count is an estimate. */
+static void
+t_stats(void **state)
+{
+	struct tctx *c = *state;
+	struct arena *a;
+	struct store *s;
+	char sql[128];
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tstats(s, 0, 0, 0);
+	tput(s, a, "q-1", 1000, NULL);
+	tput(s, a, "q-2", 2000, NULL);
+	tput(s, a, "q-3", 3000, NULL);
+	tstats(s, 3, 3, 0);  /* never analyzed: an exact count */
+	(void)tclaim(s, a, 10000, 60000, "q-1");
+	tstats(s, 3, 2, 1);
+	tfinish(s, "q-1", 1, 11000, 0);
+	tstats(s, 3, 2, 0);
+	if (c->pg) {
+		(void)snprintf(sql, sizeof(sql), "ANALYZE %s.inbox", c->schema);
+		pg_admin(c, sql);
+		tput(s, a, "q-4", 4000, NULL);
+		tstats(s, 3, 3, 0);  /* the planner's estimate, until analyzed */
+		pg_admin(c, sql);
+		tstats(s, 4, 3, 0);
+	}
+	store_close(s);
+	arena_free(a);
+}
+
+/* Milliseconds store_wait(s, timeout_ms) took (it must succeed). */
+static int64_t
+twait(struct store *s, int timeout_ms)
+{
+	struct timespec t1, t2;
+	struct err err = { 0 };
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (store_wait(s, timeout_ms, &err) != 0)
+		fail_msg("store_wait: %s", err.msg);
+	(void)clock_gettime(CLOCK_MONOTONIC, &t2);
+	return (int64_t)(t2.tv_sec - t1.tv_sec) * 1000 +
+	    (t2.tv_nsec - t1.tv_nsec) / 1000000;
+}
+
+/* Fail unless lo <= ms <= hi. */
+static void
+tbetween(const char *what, int64_t ms, int64_t lo, int64_t hi)
+{
+	if (ms < lo || ms > hi)
+		fail_msg("%s took %lld ms, want %lld..%lld", what,
+		    (long long)ms, (long long)lo, (long long)hi);
+}
+
+struct twaiter {
+	struct store *s;
+	int64_t ms;
+};
+
+/* A deliverer blocked in store_wait. */
+static void *
+twaiter_run(void *arg)
+{
+	struct twaiter *w = arg;
+
+	w->ms = twait(w->s, 10000);
+	return NULL;
+}
+
+/*
+ * postgresql: a private database for c's test.  NOTIFY channels are per
+ * database, and other processes sharing the test server accept messages
+ * too: their NOTIFYs must not wake our waiters.
+ */
+static void
+tpg_private_db(const struct tctx *c, struct tctx *ret, int create)
+{
+	char sql[160];
+
+	*ret = *c;
+	(void)snprintf(ret->schema, sizeof(ret->schema), "as4gw_wait_%ld",
+	    (long)getpid());
+	(void)snprintf(ret->dsn, sizeof(ret->dsn),
+	    "%s%cdbname=%s&application_name=%s", c->base_dsn,
+	    strchr(c->base_dsn, '?') != NULL ? '&' : '?', ret->schema, c->app);
+	(void)snprintf(sql, sizeof(sql), create ? "CREATE DATABASE %s" :
+	    "DROP DATABASE %s WITH (FORCE)", ret->schema);
+	pg_admin(c, sql);
+}
+
+/* postgresql: a NEW accept on one connection wakes a waiter on another;
+ * duplicates do not; nothing times out. */
+static void
+twait_pg(const struct tctx *shared)
+{
+	struct tctx own, *c = &own;
+	struct arena *a = arena_new(0);
+	struct store *s1, *s2;
+	struct twaiter w = { .s = NULL };
+	struct tmsg t;
+	pthread_t tid;
+
+	tpg_private_db(shared, c, 1);
+	s1 = topen(c);
+	s2 = topen(c);
+	w.s = s2;
+	tbetween("wait 0 (listen)", twait(s2, 0), 0, 1000);
+	tbetween("wait without notify", twait(s2, 300), 290, 2000);
+	tput(s1, a, "w-1", 1000, NULL);
+	tbetween("wait after NEW", twait(s2, 5000), 0, 1000);
+	tmsg_init(&t, "w-1", 0x42, "receipt");
+	(void)taccept(s1, a, &t, STORE_DUPLICATE);
+	tbetween("wait after DUPLICATE", twait(s2, 300), 290, 2000);
+	assert_int_equal(pthread_create(&tid, NULL, twaiter_run, &w), 0);
+	(void)nanosleep(&(struct timespec){ 0, 300 * 1000 * 1000 }, NULL);
+	tput(s1, a, "w-2", 2000, NULL);
+	assert_int_equal(pthread_join(tid, NULL), 0);
+	tbetween("blocked wait woken by NEW", w.ms, 250, 5000);
+	store_close(s2);
+	store_close(s1);
+	arena_free(a);
+	tpg_private_db(shared, c, 0);
+}
+
+/* sqlite sleeps min(timeout, 1000); postgresql waits for NOTIFY. */
+static void
+t_wait(void **state)
+{
+	struct tctx *c = *state;
+	struct store *s;
+
+	NEED(c);
+	if (c->pg) {
+		twait_pg(c);
+		return;
+	}
+	s = topen(c);
+	tbetween("wait 200", twait(s, 200), 190, 900);
+	tbetween("wait 5000 (capped)", twait(s, 5000), 990, 2000);
+	tbetween("wait -1", twait(s, -1), 0, 100);
+	store_close(s);
+}
+
+struct tclaimer {
+	const struct tctx *c;
+	pthread_barrier_t *bar;
+	char ids[64][16];
+	size_t n;
+	int rc;
+	char msg[256];
+};
+
+/* Own connection; claim and finish until the queue is empty. */
+static void *
+tclaimer_run(void *arg)
+{
+	struct tclaimer *cl = arg;
+	struct store *s = NULL;
+	struct arena *a = arena_new(0);
+	struct store_delivery d;
+	struct err err = { 0 };
+
+	cl->rc = store_open(cl->c->dsn, &s, &err);
+	(void)pthread_barrier_wait(cl->bar);
+	while (cl->rc == 0 && cl->n < 64) {
+		cl->rc = store_claim(s, T0 + 10000, 60000, a, &d, &err);
+		if (cl->rc != 1)
+			break;
+		(void)snprintf(cl->ids[cl->n++], sizeof(cl->ids[0]), "%s",
+		    d.message_id);
+		cl->rc = store_finish(s, d.message_id, 1, T0 + 10000, 0, &err);
+	}
+	(void)snprintf(cl->msg, sizeof(cl->msg), "%s", err.msg);
+	store_close(s);
+	arena_free(a);
+	return NULL;
+}
+
+/* Concurrent deliverers on their own connections: each row once. */
+static void
+t_concurrent_claim(void **state)
+{
+	enum { N_MSG = 40, N_CL = 8 };
+	struct tctx *c = *state;
+	struct tclaimer cl[N_CL];
+	pthread_t tid[N_CL];
+	pthread_barrier_t bar;
+	struct arena *a;
+	struct store *s;
+	char seen[N_MSG] = { 0 }, id[16];
+	size_t i, j, total = 0;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	for (i = 0; i < N_MSG; i++) {
+		(void)snprintf(id, sizeof(id), "cc-%02zu", i);
+		tput(s, a, id, (int64_t)i, NULL);
+	}
+	assert_int_equal(pthread_barrier_init(&bar, NULL, N_CL), 0);
+	for (i = 0; i < N_CL; i++) {
+		memset(&cl[i], 0, sizeof(cl[i]));
+		cl[i].c = c;
+		cl[i].bar = &bar;
+		assert_int_equal(pthread_create(&tid[i], NULL, tclaimer_run,
+		    &cl[i]), 0);
+	}
+	for (i = 0; i < N_CL; i++)
+		assert_int_equal(pthread_join(tid[i], NULL), 0);
+	(void)pthread_barrier_destroy(&bar);
+	for (i = 0; i < N_CL; i++) {
+		if (cl[i].rc != 0)
+			fail_msg("claimer %zu: %s", i, cl[i].msg);
+		for (j = 0; j < cl[i].n; j++) {
+			unsigned k = (unsigned)atoi(cl[i].ids[j] + 3);
+
+			assert_true(k < N_MSG);
+			if (seen[k]++)
+				fail_msg("%s claimed twice", cl[i].ids[j]);
+			total++;
+		}
+	}
+	assert_int_equal(total, N_MSG);
+	tcount(c, "SELECT count(*) FROM delivery WHERE state = 'done'"
+	    " AND attempts = 1", N_MSG);
+	store_close(s);
+	arena_free(a);
+}
+
+/* postgresql: a row locked by another transaction is skipped, not waited
+ * for (FOR UPDATE SKIP LOCKED), and taken once the lock is gone. */
+static void
+t_pg_skip_locked(void **state)
+{
+	struct tctx *c = *state;
+	struct arena *a;
+	struct store *s;
+	PGconn *conn;
+	PGresult *res;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tput(s, a, "s-1", 1000, NULL);
+	tput(s, a, "s-2", 2000, NULL);
+	conn = PQconnectdb(c->dsn);
+	assert_int_equal(PQstatus(conn), CONNECTION_OK);
+	PQclear(PQexec(conn, "BEGIN"));
+	res = PQexec(conn, "SELECT 1 FROM delivery WHERE message_id = 's-1'"
+	    " FOR UPDATE");
+	assert_int_equal(PQntuples(res), 1);
+	PQclear(res);
+	(void)tclaim(s, a, 10000, 60000, "s-2");
+	(void)tclaim(s, a, 10000, 60000, NULL);
+	PQclear(PQexec(conn, "ROLLBACK"));
+	(void)tclaim(s, a, 10000, 60000, "s-1");
+	PQfinish(conn);
+	store_close(s);
+	arena_free(a);
+}
+
+/* postgresql: every queue call reconnects after the server dropped the
+ * connection; a waiter LISTENs again on its new connection. */
+static void
+t_pg_queue_reconnect(void **state)
+{
+	struct tctx *c = *state;
+	struct store_purge p = { .default_cutoff_ms = T0, .batch = 10 };
+	struct arena *a;
+	struct store *s1, *s2;
+	struct err err = { 0 };
+	size_t n1, n2;
+
+	NEED(c);
+	a = arena_new(0);
+	s1 = topen(c);
+	s2 = topen(c);
+	tput(s1, a, "r-1", 1000, NULL);
+	tbetween("wait 0 (listen)", twait(s2, 0), 0, 1000);
+	tpg_terminate(c);
+	(void)tclaim(s1, a, 10000, 60000, "r-1");
+	tpg_terminate(c);
+	tfinish(s1, "r-1", 1, 11000, 0);
+	tpg_terminate(c);
+	tstats(s1, 1, 0, 0);
+	tpg_terminate(c);
+	assert_int_equal(store_purge(s1, &p, &n1, &n2, &err), 0);
+	/* the waiter's connection is gone: it reconnects, LISTENs, returns */
+	tbetween("wait on a dropped connection", twait(s2, 5000), 0, 4000);
+	tput(s1, a, "r-2", 2000, NULL);
+	tbetween("wait after reconnect", twait(s2, 5000), 0, 1000);
+	store_close(s2);
+	store_close(s1);
+	arena_free(a);
+}
+
+#ifdef AS4GW_FAULT_INJECTION
+static const char *tself;  /* argv[0]: this test binary */
+
+/*
+ * The child side, run as `test_store --fault-child DSN` with AS4GW_FAULT
+ * set (a fresh process: fault.c reads the variable once): accept f-1; the
+ * fault point must kill it before it returns.
+ */
+static int
+tfault_child_main(const char *dsn)
+{
+	struct store_result r;
+	struct err err = { 0 };
+	struct store *s = NULL;
+	struct arena *a = arena_new(0);
+	struct tmsg t;
+
+	tmsg_init(&t, "f-1", 0x42, "receipt");
+	if (store_open(dsn, &s, &err) == 0)
+		(void)store_accept(s, &t.m, a, &r, &err);
+	return 3;  /* the fault point did not fire */
+}
+
+/* Run the child with AS4GW_FAULT=fault; it must die by SIGKILL. */
+static void
+tfault_child(const struct tctx *c, const char *fault)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setenv("AS4GW_FAULT", fault, 1) == 0)
+			(void)execlp(tself, tself, "--fault-child", c->dsn,
+			    (char *)NULL);
+		_exit(4);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+		fail_msg("%s: child was not killed (status %d)", fault, status);
+}
+#endif
+
+/* A process killed at a store fault point leaves nothing half-stored. */
+static void
+t_fault_accept(void **state)
+{
+#ifdef AS4GW_FAULT_INJECTION
+	struct tctx *c = *state;
+	struct arena *a;
+	struct store *s;
+	struct tmsg t;
+
+	NEED(c);
+	a = arena_new(0);
+	store_close(topen(c));
+	tmsg_init(&t, "f-1", 0x42, "receipt");  /* what the child sends */
+	tfault_child(c, "store.after-insert");
+	tfault_child(c, "store.before-commit");
+	tcount(c, "SELECT count(*) FROM inbox", 0);
+	tcount(c, "SELECT count(*) FROM payload", 0);
+	tcount(c, "SELECT count(*) FROM delivery", 0);
+	s = topen(c);
+	(void)taccept(s, a, &t, STORE_NEW);
+	tfault_child(c, "store.before-commit");  /* a DUPLICATE */
+	tcount(c, "SELECT duplicates FROM inbox", 0);
+	(void)taccept(s, a, &t, STORE_DUPLICATE);
+	tcount(c, "SELECT duplicates FROM inbox", 1);
+	store_close(s);
+	arena_free(a);
+#else
+	(void)state;
+	testutil_skip("built without -Dfault_injection=true");
+#endif
+}
+
 /* ---- no backend needed -------------------------------------------------- */
 
 /* Unknown schemes are ERR_CONF; unreachable databases ERR_STORE. */
@@ -847,10 +1759,16 @@ t_open_bad_dsn(void **state)
 	BT(t_payload_roundtrip, ctx), BT(t_failure_rolls_back, ctx), \
 	BT(t_not_migrated, ctx), BT(t_arena_exhausted, ctx), \
 	BT(t_invalid_message, ctx), BT(t_concurrent_accept, ctx), \
-	BT(t_concurrent_migrate, ctx)
+	BT(t_concurrent_migrate, ctx), BT(t_claim_order, ctx), \
+	BT(t_claim_empty, ctx), BT(t_finish_retry, ctx), \
+	BT(t_stale_takeover, ctx), BT(t_finish_harmless, ctx), \
+	BT(t_queue_unmigrated, ctx), BT(t_claim_arena_exhausted, ctx), \
+	BT(t_purge_cutoffs, ctx), BT(t_purge_undelivered, ctx), \
+	BT(t_purge_batch, ctx), BT(t_purge_invalid, ctx), BT(t_stats, ctx), \
+	BT(t_wait, ctx), BT(t_concurrent_claim, ctx), BT(t_fault_accept, ctx)
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	const struct CMUnitTest common[] = {
 		cmocka_unit_test(t_open_bad_dsn),
@@ -859,9 +1777,18 @@ main(void)
 	const struct CMUnitTest pg_tests[] = {
 		BACKEND_TESTS(&ctx_pg),
 		BT(t_pg_connection_lost, &ctx_pg),
+		BT(t_pg_skip_locked, &ctx_pg),
+		BT(t_pg_queue_reconnect, &ctx_pg),
 	};
 	int fails = 0;
 
+#ifdef AS4GW_FAULT_INJECTION
+	if (argc == 3 && strcmp(argv[1], "--fault-child") == 0)
+		return tfault_child_main(argv[2]);
+	tself = argv[0];
+#endif
+	(void)argc;
+	(void)argv;
 	fails += cmocka_run_group_tests_name("store", common, NULL, NULL);
 	fails += cmocka_run_group_tests_name("store sqlite", sqlite_tests,
 	    NULL, NULL);

@@ -1,0 +1,119 @@
+/*
+ * deliver — the backend hand-off behind `as4gw deliver` (DESIGN.md "Backend
+ * hand-off"): claim a message from the delivery queue (store_claim), hand it
+ * to the target, and only after the target succeeded mark it done
+ * (store_finish ok).  A failed target puts the row back to 'ready' and it is
+ * retried after a back-off; a deliverer that dies leaves the row 'claimed'
+ * and another deliverer takes it over after stale_ms.
+ *
+ * Targets:
+ *  - directory: DIR/<name>/ with message.json (the inbox row's metadata and
+ *    the parts' content ids, MIME types, properties and file names) and one
+ *    file per payload (part-<n>.bin), written into DIR/.tmp-<name>, fsync'd
+ *    and renamed into place; <name> is a filesystem-safe, collision-free
+ *    function of the MessageId (hex of its SHA-256), so delivering the same
+ *    message again after a crash replaces the directory with identical
+ *    content: the backend sees each message once.
+ *  - command: the same directory is built in a private temporary directory
+ *    and CMD runs via /bin/sh -c with the path as $1 and AS4GW_MESSAGE_ID,
+ *    AS4GW_FROM, AS4GW_SERVICE, AS4GW_ACTION, AS4GW_DIR in its environment;
+ *    exit status 0 is success.  A command must be idempotent per MessageId:
+ *    a crash after it succeeded and before the row is marked done runs it
+ *    again (README "Backend hand-off").
+ *    The command runs in its own process group with stdin /dev/null and its
+ *    stdout sent to the deliverer's stderr (so the deliverer's own stdout
+ *    stays one line per message); after exec_timeout_s the whole group is
+ *    killed (SIGKILL) and the attempt fails.  The temporary directory is
+ *    removed afterwards, whatever the command left in it.
+ *
+ * message.json (one object; strings JSON-escaped, absent values null):
+ *   {"message_id", "from", "to", "service", "action", "conversation_id",
+ *    "agreement_ref", "pmode", "received_at" (xsd:dateTime UTC, ms),
+ *    "parts": [{"part_no", "content_id", "mime_type",
+ *    "properties" (the stored PartProperties object), "file"}]}
+ * Two deliveries of one message write byte-identical directories (the
+ * attempt count is not in it; the report callback has it).
+ *
+ * Fault points deliver.after-claim and deliver.after-target sit here.
+ * Depends on store and util.
+ */
+#ifndef AS4GW_DELIVER_H
+#define AS4GW_DELIVER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../store/store.h"
+#include "../util/err.h"
+
+/* What became of one claimed message, for the caller's output (the library
+ * itself never prints).  Every pointer lives only during the callback. */
+struct deliver_report {
+	const char *message_id;
+	const char *name;        /* directory name: hex SHA-256 of message_id */
+	int attempts;            /* claims so far, this one included */
+	int ok;                  /* 1 delivered and marked done; 0 failed */
+	int64_t retry_in_ms;     /* !ok: back-off before the next claim */
+	const struct err *err;   /* !ok: why the target failed */
+};
+
+typedef void (*deliver_report_fn)(void *arg, const struct deliver_report *r);
+
+/*
+ * stale_ms: claims older than this are taken over (their deliverer died);
+ * the CLI's default is DELIVER_STALE_MS_DEFAULT, 0 takes any claim over at
+ * once (tests), negative means the default.  Keep it above exec_timeout_s,
+ * or a command still running is started a second time.
+ */
+struct deliver_opts {
+	const char *to_dir;      /* exactly one of to_dir and exec_cmd */
+	const char *exec_cmd;
+	int64_t stale_ms;        /* see above; default 300000 */
+	int follow;              /* 0: stop when the queue is empty; 1: wait */
+	size_t max_messages;     /* 0 = no limit */
+	unsigned exec_timeout_s; /* kill the command after this; 0 = 300 */
+	deliver_report_fn report; /* after each claimed message; may be NULL */
+	void *report_arg;
+};
+
+#define DELIVER_STALE_MS_DEFAULT INT64_C(600000) /* above the exec timeout */
+#define DELIVER_EXEC_TIMEOUT_DEFAULT 300u
+#define DELIVER_BACKOFF_MAX_MS INT64_C(60000)
+#define DELIVER_WAIT_MS 5000     /* follow: one store_wait() */
+
+struct deliver_counts {
+	size_t delivered;
+	size_t failed;               /* target failed; row back to 'ready' */
+};
+
+/*
+ * Deliver one message if one can be claimed: 1 delivered, 0 queue empty,
+ * 2 target failed (row released; err says why), -1 store error.
+ */
+int deliver_one(struct store *s, const struct deliver_opts *o,
+    struct err *err);
+
+/*
+ * Loop deliver_one(): until the queue is empty (follow 0), or until *stop
+ * (follow 1: between messages store_wait() blocks up to 5 s for a NOTIFY).
+ * Failed targets are retried after a back-off (1 s doubling to 60 s) without
+ * blocking other messages.  Adds to *ret.  0 ok, -1 store error.
+ */
+int deliver_run(struct store *s, const struct deliver_opts *o,
+    const atomic_int *stop, struct deliver_counts *ret, struct err *err);
+
+/*
+ * The back-off after a failed target, by the claim count (attempts, this
+ * claim included): 1 s, doubling, at most DELIVER_BACKOFF_MAX_MS.
+ */
+int64_t deliver_backoff_ms(int attempts);
+
+/*
+ * The directory name of a message: the lower-case hex SHA-256 of its
+ * MessageId (filesystem-safe, collision-free, the same on every delivery)
+ * into out[2 * 32 + 1].  0 ok, -1 (ERR_INTERNAL) when hashing fails.
+ */
+int deliver_name(const char *message_id, char out[65], struct err *err);
+
+#endif

@@ -1,0 +1,335 @@
+/*
+ * metrics — process-wide counters in C11 atomics, rendered in the Prometheus
+ * text exposition format 0.0.4 (prometheus.io "Exposition formats": one
+ * "# HELP" and one "# TYPE" line per family, histogram buckets cumulative
+ * with le="+Inf" equal to _count).
+ */
+#include "metrics.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "../util/clock.h"
+
+/* Outcomes of one answered POST, in render order. */
+static const char *const metrics_outcomes[] = {
+	"new", "duplicate", "drift", "error",
+};
+#define METRICS_N_OUTCOMES (sizeof(metrics_outcomes) / sizeof(metrics_outcomes[0]))
+#define METRICS_OUTCOME_ERROR 3
+
+/*
+ * errors_total labels: the ebMS codes the gateway emits (src/ebms/ebms_errors.c;
+ * ebMS3 Core 6.7.1 and AS4 profile 5.3), then the HTTP-level refusals.
+ */
+static const char *const metrics_codes[] = {
+	"EBMS:0001", "EBMS:0002", "EBMS:0003", "EBMS:0004", "EBMS:0005",
+	"EBMS:0006", "EBMS:0007", "EBMS:0008", "EBMS:0009", "EBMS:0010",
+	"EBMS:0011", "EBMS:0101", "EBMS:0102", "EBMS:0103", "EBMS:0201",
+	"EBMS:0202", "EBMS:0301", "EBMS:0302", "EBMS:0303",
+	"http-4xx", "http-5xx", "other",
+};
+#define METRICS_N_CODES (sizeof(metrics_codes) / sizeof(metrics_codes[0]))
+#define METRICS_CODE_4XX (METRICS_N_CODES - 3)
+#define METRICS_CODE_5XX (METRICS_N_CODES - 2)
+#define METRICS_CODE_OTHER (METRICS_N_CODES - 1)
+
+/* Histogram upper bounds in microseconds (le labels in seconds); +Inf last. */
+static const int64_t metrics_bounds_us[] = {
+	1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000,
+	1000000, 2500000, 5000000, 10000000,
+};
+static const char *const metrics_bounds_le[] = {
+	"0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25",
+	"0.5", "1", "2.5", "5", "10", "+Inf",
+};
+#define METRICS_N_BOUNDS (sizeof(metrics_bounds_us) / sizeof(metrics_bounds_us[0]))
+
+static atomic_llong metrics_msgs[METRICS_N_OUTCOMES];
+static atomic_llong metrics_errs[METRICS_N_CODES];
+static atomic_llong metrics_buckets[METRICS_N_BOUNDS + 1]; /* not cumulative */
+static atomic_llong metrics_dur_sum_ms;
+static atomic_llong metrics_inflight_n;
+static atomic_llong metrics_store_errs;
+static atomic_llong metrics_purged_n, metrics_purge_kept, metrics_purge_runs;
+static atomic_llong metrics_inbox = -1, metrics_ready = -1, metrics_claimed = -1;
+static atomic_llong metrics_reload_ok, metrics_reload_failed;
+static atomic_llong metrics_start_ms;
+
+/* Record the process start time. */
+void
+metrics_init(void)
+{
+	atomic_store(&metrics_start_ms, clock_epoch_ms());
+}
+
+/* Zero everything (unit tests; not thread-safe against concurrent updates). */
+void
+metrics_reset(void)
+{
+	size_t i;
+
+	for (i = 0; i < METRICS_N_OUTCOMES; i++)
+		atomic_store(&metrics_msgs[i], 0);
+	for (i = 0; i < METRICS_N_CODES; i++)
+		atomic_store(&metrics_errs[i], 0);
+	for (i = 0; i <= METRICS_N_BOUNDS; i++)
+		atomic_store(&metrics_buckets[i], 0);
+	atomic_store(&metrics_dur_sum_ms, 0);
+	atomic_store(&metrics_inflight_n, 0);
+	atomic_store(&metrics_store_errs, 0);
+	atomic_store(&metrics_purged_n, 0);
+	atomic_store(&metrics_purge_kept, 0);
+	atomic_store(&metrics_purge_runs, 0);
+	atomic_store(&metrics_reload_ok, 0);
+	atomic_store(&metrics_reload_failed, 0);
+	atomic_store(&metrics_start_ms, 0);
+	metrics_set_store(-1, -1, -1);
+}
+
+/* errors_total slot of one failed answer. */
+static size_t
+metrics_code_slot(const char *ebms_code, int status)
+{
+	size_t i;
+
+	if (ebms_code != NULL) {
+		for (i = 0; i < METRICS_CODE_4XX; i++)
+			if (strcmp(metrics_codes[i], ebms_code) == 0)
+				return i;
+		return METRICS_CODE_OTHER;
+	}
+	if (status >= 400 && status < 500)
+		return METRICS_CODE_4XX;
+	if (status >= 500 && status < 600)
+		return METRICS_CODE_5XX;
+	return METRICS_CODE_OTHER;
+}
+
+/* One answered POST; errors also count by code. */
+void
+metrics_message(const char *outcome, const char *ebms_code, int status)
+{
+	size_t i, slot = METRICS_OUTCOME_ERROR;
+
+	for (i = 0; outcome != NULL && i < METRICS_N_OUTCOMES; i++)
+		if (strcmp(metrics_outcomes[i], outcome) == 0)
+			slot = i;
+	atomic_fetch_add(&metrics_msgs[slot], 1);
+	if (slot == METRICS_OUTCOME_ERROR)
+		atomic_fetch_add(&metrics_errs[metrics_code_slot(ebms_code,
+		    status)], 1);
+}
+
+/* One request's duration into its (non-cumulative) bucket and the sum. */
+void
+metrics_request_ms(int64_t ms)
+{
+	size_t i;
+
+	if (ms < 0)
+		ms = 0;
+	for (i = 0; i < METRICS_N_BOUNDS; i++)
+		if (ms * 1000 <= metrics_bounds_us[i])
+			break;
+	atomic_fetch_add(&metrics_buckets[i], 1);
+	atomic_fetch_add(&metrics_dur_sum_ms, (long long)ms);
+}
+
+/* requests_in_flight up or down. */
+void
+metrics_inflight(int delta)
+{
+	atomic_fetch_add(&metrics_inflight_n, delta);
+}
+
+/* store_errors_total + 1. */
+void
+metrics_store_error(void)
+{
+	atomic_fetch_add(&metrics_store_errs, 1);
+}
+
+/* purged_total grows; purge_kept_undelivered is the last run's figure. */
+void
+metrics_purged(size_t purged, size_t kept_undelivered)
+{
+	atomic_fetch_add(&metrics_purged_n, (long long)purged);
+	atomic_store(&metrics_purge_kept, (long long)kept_undelivered);
+	atomic_fetch_add(&metrics_purge_runs, 1);
+}
+
+/* config_reloads_total{result="ok"} or {result="failed"} + 1. */
+void
+metrics_reload(int ok)
+{
+	atomic_fetch_add(ok ? &metrics_reload_ok : &metrics_reload_failed, 1);
+}
+
+/* The store gauges; a negative value means unknown (not rendered). */
+void
+metrics_set_store(int64_t inbox_rows, int64_t delivery_ready,
+    int64_t delivery_claimed)
+{
+	atomic_store(&metrics_inbox, inbox_rows < 0 ? -1 : (long long)inbox_rows);
+	atomic_store(&metrics_ready,
+	    delivery_ready < 0 ? -1 : (long long)delivery_ready);
+	atomic_store(&metrics_claimed,
+	    delivery_claimed < 0 ? -1 : (long long)delivery_claimed);
+}
+
+/* A label value with the format's escapes: \\, \" and \n. */
+int
+metrics_escape_label(struct buf *out, const char *v)
+{
+	int rc = 0;
+
+	for (; *v != '\0' && rc == 0; v++) {
+		if (*v == '\\')
+			rc = buf_puts(out, "\\\\");
+		else if (*v == '"')
+			rc = buf_puts(out, "\\\"");
+		else if (*v == '\n')
+			rc = buf_puts(out, "\\n");
+		else
+			rc = buf_append(out, v, 1);
+	}
+	return rc;
+}
+
+/* "# HELP as4gw_NAME HELP\n# TYPE as4gw_NAME TYPE\n" (help is fixed text
+ * without backslashes or newlines, so needs no escaping). */
+static int
+metrics_head(struct buf *out, const char *name, const char *type,
+    const char *help)
+{
+	return buf_printf(out, "# HELP as4gw_%s %s\n# TYPE as4gw_%s %s\n",
+	    name, help, name, type);
+}
+
+/* A family with one unlabelled sample. */
+static int
+metrics_one(struct buf *out, const char *name, const char *type,
+    const char *help, long long v)
+{
+	if (metrics_head(out, name, type, help) == -1)
+		return -1;
+	return buf_printf(out, "as4gw_%s %lld\n", name, v);
+}
+
+/* A family with one label over a table of values. */
+static int
+metrics_labelled(struct buf *out, const char *name, const char *label,
+    const char *const *values, const atomic_llong *counts, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (buf_printf(out, "as4gw_%s{%s=\"", name, label) == -1 ||
+		    metrics_escape_label(out, values[i]) == -1 ||
+		    buf_printf(out, "\"} %lld\n",
+		    (long long)atomic_load(&counts[i])) == -1)
+			return -1;
+	return 0;
+}
+
+/* The request duration histogram: cumulative buckets, _sum, _count. */
+static int
+metrics_histogram(struct buf *out)
+{
+	const char *name = "request_duration_seconds";
+	long long cum = 0;
+	long long sum = atomic_load(&metrics_dur_sum_ms);
+	size_t i;
+
+	if (metrics_head(out, name, "histogram",
+	    "Time from the request head to the answer, all routes.") == -1)
+		return -1;
+	for (i = 0; i <= METRICS_N_BOUNDS; i++) {
+		cum += atomic_load(&metrics_buckets[i]);
+		if (buf_printf(out, "as4gw_%s_bucket{le=\"%s\"} %lld\n", name,
+		    metrics_bounds_le[i], cum) == -1)
+			return -1;
+	}
+	/* _count is the +Inf bucket, so the two always agree */
+	return buf_printf(out, "as4gw_%s_sum %lld.%03lld\nas4gw_%s_count %lld\n",
+	    name, sum / 1000, sum % 1000, name, cum);
+}
+
+/* Messages, errors, histogram, in-flight and store errors. */
+static int
+metrics_render_requests(struct buf *out)
+{
+	static const char *const result[] = { "ok", "failed" };
+	atomic_llong reloads[2];
+
+	atomic_init(&reloads[0], atomic_load(&metrics_reload_ok));
+	atomic_init(&reloads[1], atomic_load(&metrics_reload_failed));
+	if (metrics_head(out, "messages_total", "counter",
+	    "Answered pushes by outcome.") == -1 ||
+	    metrics_labelled(out, "messages_total", "outcome", metrics_outcomes,
+	    metrics_msgs, METRICS_N_OUTCOMES) == -1 ||
+	    metrics_head(out, "errors_total", "counter",
+	    "Refused pushes by ebMS error code or HTTP status class.") == -1 ||
+	    metrics_labelled(out, "errors_total", "code", metrics_codes,
+	    metrics_errs, METRICS_N_CODES) == -1 ||
+	    metrics_histogram(out) == -1 ||
+	    metrics_one(out, "requests_in_flight", "gauge",
+	    "Requests being received or answered.",
+	    atomic_load(&metrics_inflight_n)) == -1 ||
+	    metrics_one(out, "store_errors_total", "counter",
+	    "Failed store operations (503 answers, failed probes).",
+	    atomic_load(&metrics_store_errs)) == -1 ||
+	    metrics_head(out, "config_reloads_total", "counter",
+	    "SIGHUP reloads: swapped in (ok) or refused (failed).") == -1 ||
+	    metrics_labelled(out, "config_reloads_total", "result", result,
+	    reloads, 2) == -1)
+		return -1;
+	return 0;
+}
+
+/* Purge counters and the store gauges (omitted while unknown). */
+static int
+metrics_render_store(struct buf *out)
+{
+	long long inbox = atomic_load(&metrics_inbox);
+	long long ready = atomic_load(&metrics_ready);
+	long long claimed = atomic_load(&metrics_claimed);
+
+	if (metrics_one(out, "purged_total", "counter",
+	    "Inbox rows deleted by the retention purge.",
+	    atomic_load(&metrics_purged_n)) == -1 ||
+	    metrics_one(out, "purge_kept_undelivered", "gauge",
+	    "Rows past retention kept undelivered in the last purge run.",
+	    atomic_load(&metrics_purge_kept)) == -1 ||
+	    metrics_one(out, "purge_runs_total", "counter",
+	    "Retention purge runs finished.",
+	    atomic_load(&metrics_purge_runs)) == -1)
+		return -1;
+	if (inbox >= 0 && metrics_one(out, "inbox_messages", "gauge",
+	    "Inbox rows (an estimate on PostgreSQL).", inbox) == -1)
+		return -1;
+	if (ready >= 0 && metrics_one(out, "delivery_ready", "gauge",
+	    "Deliveries waiting to be claimed.", ready) == -1)
+		return -1;
+	if (claimed >= 0 && metrics_one(out, "delivery_claimed", "gauge",
+	    "Deliveries claimed and not finished.", claimed) == -1)
+		return -1;
+	return 0;
+}
+
+/* Every family in a fixed order; -1 as soon as an append fails. */
+int
+metrics_render(struct buf *out)
+{
+	long long start = atomic_load(&metrics_start_ms);
+
+	if (metrics_render_requests(out) == -1 ||
+	    metrics_render_store(out) == -1 ||
+	    metrics_head(out, "start_time_seconds", "gauge",
+	    "Start of the process, seconds since the epoch.") == -1 ||
+	    buf_printf(out, "as4gw_start_time_seconds %lld.%03lld\n",
+	    start / 1000, start % 1000) == -1)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,67 @@
+/*
+ * metrics — process-wide counters, gauges and a histogram in the Prometheus
+ * text exposition format (version 0.0.4), served at GET /metrics.
+ * Lock-free (C11 atomics): every function may be called from any thread.
+ * Depends on util only.
+ *
+ * Metric names (all prefixed as4gw_):
+ *   messages_total{outcome="new|duplicate|drift|error"}          counter
+ *   errors_total{code="EBMS:0101|...|http-4xx|http-5xx|other"}    counter
+ *   request_duration_seconds{le=...} _sum _count                 histogram
+ *   requests_in_flight                                           gauge
+ *   store_errors_total                                           counter
+ *   purged_total / purge_kept_undelivered / purge_runs_total     counter/gauge/counter
+ *   inbox_messages / delivery_ready / delivery_claimed           gauges (set at scrape)
+ *   config_reloads_total{result="ok|failed"}                     counter
+ *   start_time_seconds                                           gauge
+ */
+#ifndef AS4GW_METRICS_H
+#define AS4GW_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/buf.h"
+
+/* Record the process start time (call once at start-up). */
+void metrics_init(void);
+
+/*
+ * One answered POST: outcome "new" | "duplicate" | "drift" | "error" (other
+ * strings count as "error"); ebms_code "EBMS:0004" etc. or NULL; status the
+ * HTTP status (an error without ebMS code counts as http-4xx / http-5xx).
+ */
+void metrics_message(const char *outcome, const char *ebms_code, int status);
+
+/* Duration of one request (any route) in milliseconds. */
+void metrics_request_ms(int64_t ms);
+
+/* +1 when a request starts, -1 when it completes. */
+void metrics_inflight(int delta);
+
+/* A store operation failed (connection lost, busy, constraint...). */
+void metrics_store_error(void);
+
+/* A purge run finished: rows deleted, rows kept because undelivered. */
+void metrics_purged(size_t purged, size_t kept_undelivered);
+
+/* A SIGHUP reload: ok 1 swapped in, 0 refused. */
+void metrics_reload(int ok);
+
+/* Gauges read from the store at scrape time; -1 = unknown (not printed). */
+void metrics_set_store(int64_t inbox_rows, int64_t delivery_ready,
+    int64_t delivery_claimed);
+
+/* Append the whole exposition text to out; 0 ok, -1 out of memory. */
+int metrics_render(struct buf *out);
+
+/* Append v as a label value with the format's escapes (\\ \" \n); 0 / -1. */
+int metrics_escape_label(struct buf *out, const char *v);
+
+/* Zero every counter and gauge (unit tests only: not atomic as a whole). */
+void metrics_reset(void);
+
+/* Content-Type of metrics_render()'s text. */
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * retention — the inbox purge (DESIGN.md "Retention"): delete messages, with
+ * their payloads and delivery rows, older than their P-Mode leg's retention
+ * (retentionDays of the leg, else of the gateway; never shorter than
+ * partnerRetryWindowDays, which conf enforces) in bounded batches, each its
+ * own short transaction, so receiving is never blocked for long.
+ *
+ * A retried message that arrives after its row was purged is accepted as
+ * new: that is why retention may not be shorter than the partners' retry
+ * window (README "Retention").
+ *
+ * Used by `as4gw purge` (cron) and by a background thread in `serve`.
+ * Depends on store, conf and metrics.
+ */
+#ifndef AS4GW_RETENTION_H
+#define AS4GW_RETENTION_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../conf/conf.h"
+#include "../store/store.h"
+#include "../util/err.h"
+
+#define RETENTION_DAYS_DEFAULT 30     /* a conf without retention_days */
+#define RETENTION_BATCH_DEFAULT 500   /* a conf with purge_batch 0 */
+#define RETENTION_PAUSE_MS 20u        /* between batches of the serve thread */
+
+struct retention_counts {
+	size_t purged;       /* inbox rows deleted */
+	size_t kept;         /* past retention but kept: not delivered yet */
+	size_t batches;      /* transactions run */
+};
+
+/*
+ * Purge everything past retention at now_ms in batches of c->purge_batch
+ * (c->purge_undelivered decides undelivered rows), until a batch deletes
+ * fewer than the batch size or *stop becomes non-zero (stop may be NULL).
+ * Pauses pause_ms between batches (0 = none) to let writers in.
+ * Adds to *ret (zero it first; may be NULL) also on failure, what the
+ * committed batches did; kept is the largest count of one batch (every
+ * batch sees the same undelivered rows).  Reports the run to
+ * metrics_purged().  0 ok, -1 err.
+ */
+int retention_purge(struct store *s, const struct conf *c, int64_t now_ms,
+    unsigned pause_ms, const atomic_int *stop, struct retention_counts *ret,
+    struct err *err);
+
+struct retention_thread;
+
+/*
+ * Start the background purge of `serve`: a thread with its own store
+ * connection (opened from c->store_dsn, reopened after errors) that runs
+ * retention_purge() every c->purge_interval_s seconds, first after one
+ * interval; logs one line per run.  c must outlive the thread.  With
+ * purge_interval_s 0, *ret = NULL and nothing starts (0 returned).
+ */
+int retention_start(const struct conf *c, struct retention_thread **ret,
+    struct err *err);
+
+/* Stop (interrupting a run between batches) and join; accepts NULL. */
+void retention_stop(struct retention_thread *t);
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * store_pg_int — what store_pg.c (connection, migrations, accept) shares
+ * with store_pg_queue.c (claim, finish, purge, stats, wait).  Not for
+ * callers of the store.
+ */
+#ifndef AS4GW_STORE_PG_INT_H
+#define AS4GW_STORE_PG_INT_H
+
+#include <stddef.h>
+
+#include <libpq-fe.h>
+
+#include "store.h"
+
+/* One named statement, prepared once per connection (again after a reset). */
+struct store_pg_stmt {
+	const char *name;  /* prepared statement name */
+	const char *what;  /* for "could not <what>: <server message>" */
+	int n_params;
+	const char *sql;
+};
+
+/* Parameters of one statement call: text unless a format says binary. */
+#define STORE_PG_MAX_PARAMS 13
+struct store_pg_params {
+	const char *values[STORE_PG_MAX_PARAMS];
+	int lengths[STORE_PG_MAX_PARAMS];
+	int formats[STORE_PG_MAX_PARAMS];
+};
+
+struct store_pg {
+	struct store base;
+	PGconn *conn;
+	int prepared;   /* every statement (accept's and the queue's) exists */
+	int listening;  /* LISTEN as4gw_inbox done on this connection */
+};
+
+/* The queue's statements (store_pg_queue.c), prepared with accept's. */
+extern const struct store_pg_stmt store_pg_queue_stmts[];
+extern const size_t store_pg_queue_count;
+
+/* Record ERR_STORE with the server's (or libpq's) message. */
+int store_pg_fail(struct store_pg *s, const char *what, const PGresult *res,
+    struct err *err);
+
+/* Reconnect if the connection was lost (statements and LISTEN go with it). */
+int store_pg_ensure(struct store_pg *s, struct err *err);
+
+/* Prepare every named statement once per connection. */
+int store_pg_prepare(struct store_pg *s, struct err *err);
+
+/*
+ * Reconnect if needed, prepare, run sql; when it fails on a connection that
+ * turns out dead (a stale socket after a server restart), reconnect and run
+ * it once more.
+ */
+int store_pg_begin(struct store_pg *s, const char *sql, const char *what,
+    struct err *err);
+
+/*
+ * Execute prepared statement st; the result (caller clears it) or NULL with
+ * err set.  binary_result asks for every column as raw bytes.
+ */
+PGresult *store_pg_exec(struct store_pg *s, const struct store_pg_stmt *st,
+    const struct store_pg_params *p, int binary_result, struct err *err);
+
+/* The ops of store_pg_queue.c (see store.h for each). */
+int store_pg_queue_claim(struct store *base, int64_t now_ms,
+    int64_t stale_ms, struct arena *a, struct store_delivery *ret,
+    struct err *err);
+int store_pg_queue_finish(struct store *base, const char *message_id,
+    int ok, int64_t now_ms, int64_t retry_at_ms, struct err *err);
+int store_pg_queue_purge(struct store *base, const struct store_purge *p,
+    size_t *purged, size_t *kept, struct err *err);
+int store_pg_queue_stats(struct store *base, struct store_stats *ret,
+    struct err *err);
+int store_pg_queue_wait(struct store *base, int timeout_ms, struct err *err);
+
+#endif
