@@ -1,0 +1,299 @@
+"""Backend hand-off and retention against the real binary (issue 4, items 6 and 8):
+messages pushed over HTTP, then `as4gw deliver --to-dir / --exec` and `as4gw purge`,
+on SQLite and PostgreSQL.
+
+Documented behaviour checked here: a message is handed over exactly once (marked done
+only after the target succeeded); a failed target leaves the row 'ready' for a retry
+after a back-off; the purge deletes inbox, payload and delivery rows past retention
+(undelivered ones only with <undelivered>purge</undelivered>); and a retry that
+arrives after its row was purged is accepted as NEW: stored and delivered again, with
+a fresh Receipt.  That is why retention may not be shorter than the partners' retry
+window (README "Retention").
+"""
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import as4msg
+from conftest import BIN, new_id, run_as4gw
+
+FAR_FUTURE = '2100-01-01T00:00:00Z'
+
+
+def dirname(mid):
+    """The directory a message is delivered into: hex SHA-256 of its MessageId."""
+    return hashlib.sha256(mid.encode()).hexdigest()
+
+
+def push(gw, mid, attachments):
+    """POST a UserMessage with these (content_id, media_type, bytes) attachments."""
+    cids = tuple(a[0] for a in attachments)
+    ct, body = as4msg.multipart(as4msg.envelope(mid, cids=cids), attachments)
+    ans = gw.post(ct, body)
+    assert ans.status == 200 and ans.is_receipt, ans
+    return ans
+
+
+def deliver(gw, *args, env=None, timeout=60):
+    p = subprocess.run([BIN, 'deliver', '-c', gw.config, *[str(a) for a in args]],
+                       capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, **(env or {})))
+    return p
+
+
+def state(gw, mid):
+    rows = gw.store.query('SELECT state, attempts FROM delivery WHERE message_id = ?', mid)
+    return tuple(rows[0]) if rows else None
+
+
+def check_delivered(gw, out, mid, attachments, attempts=1):
+    """out/<name>/ holds message.json (the stored metadata) and the payloads byte for
+    byte as pushed, nothing else."""
+    d = out / dirname(mid)
+    meta = json.loads((d / 'message.json').read_text())
+    assert meta['message_id'] == mid
+    assert meta['from'] == 'urn:as4gw:dev:sender'
+    assert meta['to'] == 'urn:as4gw:dev:gateway'
+    assert meta['service'] == 'urn:as4gw:dev:service'
+    assert meta['action'] == 'urn:as4gw:dev:Deliver'
+    assert meta['conversation_id'] == 'conv-1'
+    assert meta['agreement_ref'] is None
+    assert meta['pmode'] == 'dev-sample'
+    assert meta['received_at'].endswith('Z')
+    assert 'attempts' not in meta   # redeliveries write identical bytes
+    rows = gw.store.query('SELECT attempts FROM delivery WHERE message_id = ?', mid)
+    assert rows == [(attempts,)], rows
+    assert [p['content_id'] for p in meta['parts']] == [a[0] for a in attachments]
+    stored = gw.store.query('SELECT part_no, content_id, mime_type, properties FROM payload'
+                            ' WHERE message_id = ? ORDER BY part_no', mid)
+    assert [(p['part_no'], p['content_id'], p['mime_type'], p['properties'])
+            for p in meta['parts']] == [(r[0], r[1], r[2], json.loads(r[3])) for r in stored]
+    for p, a in zip(meta['parts'], attachments):
+        # the envelope's PartProperties (as4msg.envelope): MimeType application/xml
+        assert p['properties'] == {'MimeType': 'application/xml'}
+        assert p['file'] == f'part-{p["part_no"]}.bin'
+        assert (d / p['file']).read_bytes() == a[2]
+    assert sorted(os.listdir(d)) == sorted(['message.json'] + [p['file'] for p in meta['parts']])
+    return meta
+
+
+MESSAGES = [
+    [('a@t', 'application/xml', b'<Invoice>1</Invoice>')],
+    [('b1@t', 'application/xml', b'<b/>'), ('b2@t', 'image/jpeg', bytes(range(256)) * 400)],
+    [('c@t', 'application/octet-stream', b'\x00\r\n\x00--not-a-boundary\r\n\xff')],
+]
+
+
+# ---- deliver --to-dir --------------------------------------------------------
+
+def test_deliver_to_dir_byte_identical_and_once(gateway, tmp_path):
+    mids = [new_id() for _ in MESSAGES]
+    for mid, atts in zip(mids, MESSAGES):
+        push(gateway, mid, atts)
+    out = tmp_path / 'out'  # created by deliver
+    p = deliver(gateway, '--to-dir', out)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[-1] == 'delivered 3, failed 0'
+    for mid in mids:
+        assert f'delivered {mid} -> {out}/{dirname(mid)} (attempt 1)' in lines
+    assert sorted(os.listdir(out)) == sorted(dirname(m) for m in mids)
+    for mid, atts in zip(mids, MESSAGES):
+        check_delivered(gateway, out, mid, atts)
+        assert state(gateway, mid) == ('done', 1)
+        assert gateway.store.query('SELECT processed_at FROM inbox WHERE message_id = ?',
+                                   mid)[0][0] is not None
+    before = {m: (out / dirname(m) / 'message.json').stat().st_mtime_ns for m in mids}
+    again = deliver(gateway, '--to-dir', out)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == 'delivered 0, failed 0\n'
+    assert {m: (out / dirname(m) / 'message.json').stat().st_mtime_ns for m in mids} == before
+    # a retry of a delivered message is a duplicate: nothing new to hand over
+    push(gateway, mids[0], MESSAGES[0])
+    assert deliver(gateway, '--to-dir', out).stdout == 'delivered 0, failed 0\n'
+
+
+def test_deliver_once_and_max(gateway, tmp_path):
+    mids = [new_id() for _ in range(3)]
+    for mid in mids:
+        push(gateway, mid, MESSAGES[0])
+    out = tmp_path / 'out'
+    p = deliver(gateway, '--to-dir', out, '--once')
+    assert p.stdout.splitlines()[-1] == 'delivered 1, failed 0', p.stdout
+    assert state(gateway, mids[0]) == ('done', 1)  # the oldest first
+    p = deliver(gateway, '--to-dir', out, '--max', 5)
+    assert p.stdout.splitlines()[-1] == 'delivered 2, failed 0', p.stdout
+    assert len(os.listdir(out)) == 3
+
+
+def test_deliver_after_crash_hands_over_once(gateway, tmp_path):
+    """A deliverer SIGKILLed after writing the directory, before marking the row done
+    (fault build only): the row stays claimed, the next deliverer that takes over
+    stale claims writes the same directory again, once."""
+    mid = new_id()
+    push(gateway, mid, MESSAGES[1])
+    out = tmp_path / 'out'
+    p = deliver(gateway, '--to-dir', out, env={'AS4GW_FAULT': 'deliver.after-target'})
+    if p.returncode != -signal.SIGKILL:
+        sys.stderr.write('\nSKIPPED (loudly): as4gw built without -Dfault_injection=true\n')
+        pytest.skip('NOT A FAULT BUILD: deliver.after-target did not fire')
+    assert 'FAULT deliver.after-target' in p.stderr
+    assert state(gateway, mid) == ('claimed', 1)
+    check_delivered(gateway, out, mid, MESSAGES[1], attempts=1)
+    # a fresh claim is not stale yet: left alone
+    assert deliver(gateway, '--to-dir', out).stdout == 'delivered 0, failed 0\n'
+    p = deliver(gateway, '--to-dir', out, '--stale-seconds', 0)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[-1] == 'delivered 1, failed 0'
+    check_delivered(gateway, out, mid, MESSAGES[1], attempts=2)
+    assert os.listdir(out) == [dirname(mid)]
+    assert state(gateway, mid) == ('done', 2)
+
+
+def test_deliver_follow_waits_and_stops_on_sigterm(gateway, tmp_path):
+    out = tmp_path / 'out'
+    proc = subprocess.Popen([BIN, 'deliver', '-c', gateway.config, '--to-dir', str(out),
+                             '--follow'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        time.sleep(0.5)
+        mid = new_id()
+        push(gateway, mid, MESSAGES[0])
+        deadline = time.time() + 10
+        while time.time() < deadline and not (out / dirname(mid) / 'message.json').exists():
+            time.sleep(0.05)
+        assert (out / dirname(mid)).is_dir()
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    assert stdout.splitlines()[-1] == 'delivered 1, failed 0 (stopped by signal)'
+    check_delivered(gateway, out, mid, MESSAGES[0])
+
+
+# ---- deliver --exec -------------------------------------------------------------
+
+def test_deliver_exec_success(gateway, tmp_path):
+    mid = new_id()
+    push(gateway, mid, MESSAGES[1])
+    got = tmp_path / 'got'
+    got.mkdir()
+    cmd = (f'cp -R "$1" "{got}/" && printf "%s\\n" "$AS4GW_MESSAGE_ID" "$AS4GW_FROM" '
+           f'"$AS4GW_SERVICE" "$AS4GW_ACTION" > "{got}/env"')
+    p = deliver(gateway, '--exec', cmd)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == [f'delivered {mid} (attempt 1)', 'delivered 1, failed 0']
+    check_delivered(gateway, got, mid, MESSAGES[1])
+    assert (got / 'env').read_text().splitlines() == [
+        mid, 'urn:as4gw:dev:sender', 'urn:as4gw:dev:service', 'urn:as4gw:dev:Deliver']
+    assert state(gateway, mid) == ('done', 1)
+
+
+def test_deliver_exec_failure_leaves_row_ready(gateway, tmp_path):
+    mid = new_id()
+    push(gateway, mid, MESSAGES[0])
+    p = deliver(gateway, '--exec', 'exit 7')
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == [
+        f'failed {mid} (attempt 1): command exited with status 7; retry in 1 s',
+        'delivered 0, failed 1']
+    assert state(gateway, mid) == ('ready', 1)
+    assert gateway.store.query('SELECT processed_at FROM inbox WHERE message_id = ?',
+                               mid)[0][0] is None
+    # backing off: not claimed again at once, then handed over
+    assert deliver(gateway, '--exec', 'true').stdout == 'delivered 0, failed 0\n'
+    time.sleep(1.2)
+    got = tmp_path / 'got'
+    got.mkdir()
+    p = deliver(gateway, '--exec', f'cp -R "$1" "{got}/"')
+    assert p.stdout.splitlines()[-1] == 'delivered 1, failed 0', p.stdout
+    check_delivered(gateway, got, mid, MESSAGES[0], attempts=2)
+    assert state(gateway, mid) == ('done', 2)
+
+
+def test_deliver_exec_timeout(gateway):
+    mid = new_id()
+    push(gateway, mid, MESSAGES[0])
+    t0 = time.time()
+    p = deliver(gateway, '--exec', 'sleep 30', '--exec-timeout', 1)
+    assert time.time() - t0 < 10
+    assert p.stdout.splitlines()[0] == \
+        f'failed {mid} (attempt 1): command timed out after 1 s; retry in 1 s'
+    assert state(gateway, mid) == ('ready', 1)
+
+
+# ---- purge ------------------------------------------------------------------------
+
+def test_purge_keeps_undelivered_then_a_retry_is_new(gateway, tmp_path):
+    delivered, waiting = new_id(), new_id()
+    first = push(gateway, delivered, MESSAGES[0])
+    push(gateway, waiting, MESSAGES[2])
+    out = tmp_path / 'out'
+    assert deliver(gateway, '--to-dir', out, '--once').returncode == 0
+    assert state(gateway, delivered) == ('done', 1)
+    # nothing is 30 days old yet
+    p = run_as4gw('purge', '-c', gateway.config)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == 'purged 0, kept 0 undelivered in 1 batches\n'
+    assert gateway.store.totals() == (2, 2, 2)
+    p = run_as4gw('purge', '-c', gateway.config, '--now', FAR_FUTURE)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == 'purged 1, kept 1 undelivered in 1 batches\n'
+    assert gateway.store.counts(delivered) == (0, 0, 0)
+    assert gateway.store.counts(waiting) == (1, 1, 1)
+    # the partner retries the purged message: accepted as new, stored again with a
+    # fresh Receipt, and handed over again (README "Retention")
+    again = push(gateway, delivered, MESSAGES[0])
+    assert again.ref_to == delivered
+    assert again.body != first.body
+    assert gateway.store.counts(delivered) == (1, 1, 1)
+    assert gateway.store.query('SELECT duplicates FROM inbox WHERE message_id = ?',
+                               delivered)[0][0] == 0
+    assert state(gateway, delivered) == ('ready', 0)
+    p = deliver(gateway, '--to-dir', out)
+    assert p.stdout.splitlines()[-1] == 'delivered 2, failed 0', p.stdout
+
+
+def test_purge_undelivered_purge(gateway_factory, backend):
+    gw = gateway_factory(extra_gateway='<purge><intervalSeconds>0</intervalSeconds>'
+                         '<batch>2</batch><undelivered>purge</undelivered></purge>').start()
+    mids = [new_id() for _ in range(5)]
+    for mid in mids:
+        push(gw, mid, MESSAGES[1])
+    assert gw.store.totals() == (5, 10, 5)
+    p = run_as4gw('purge', '-c', gw.config, '--now', FAR_FUTURE)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == 'purged 5, kept 0 undelivered in 3 batches\n'
+    assert gw.store.totals() == (0, 0, 0)
+
+
+# ---- refusals ---------------------------------------------------------------------
+
+def test_usage_and_store_errors(gateway, tmp_path):
+    for args in (['deliver', '-c', gateway.config],
+                 ['deliver', '-c', gateway.config, '--to-dir', tmp_path, '--exec', 'true'],
+                 ['deliver', '-c', gateway.config, '--to-dir', tmp_path, '--once', '--follow'],
+                 ['deliver', '-c', gateway.config, '--to-dir', tmp_path, '--max', '-1'],
+                 ['deliver', '--to-dir', tmp_path],
+                 ['purge'],
+                 ['purge', '-c', gateway.config, '--now', 'yesterday'],
+                 ['purge', '-c', gateway.config, 'extra']):
+        p = run_as4gw(*args)
+        assert p.returncode == 2, (args, p.stdout, p.stderr)
+        assert 'usage: as4gw' in p.stderr or 'invalid' in p.stderr
+    bad = 'sqlite:/nonexistent-as4gw-dir/x.db'
+    p = run_as4gw('deliver', '-c', gateway.config, '--db', bad, '--to-dir', tmp_path / 'o')
+    assert p.returncode == 1 and p.stderr.startswith('as4gw: store: '), p.stderr
+    p = run_as4gw('purge', '-c', gateway.config, '--db', bad)
+    assert p.returncode == 1 and p.stderr.startswith('as4gw: store: '), p.stderr
+    assert run_as4gw('deliver', '--help').returncode == 0
+    assert run_as4gw('purge', '--help').returncode == 0
