@@ -127,8 +127,9 @@ int mime_write(struct arena *a, const struct mime_out_part *parts, size_t n,
 /*
  * Internal to mime/ (mime_ct.c, used by mime.c): Content-ID grammar.
  * Strip blanks, "<>" and a "cid:" prefix (case-insensitive, RFC 2392) from
- * the id in [*pp, *pp + *plen), narrowing the range in place.  Returns 1 when
- * a "cid:" prefix was removed: the rest is then a %-encoded URL (RFC 2392 2).
+ * the id in [*pp, *pp + *plen), narrowing the range in place, until none
+ * is left (so a stripped id strips to itself).  Returns 1 when a "cid:"
+ * prefix was removed: the rest is then a %-encoded URL (RFC 2392 2).
  */
 int mime_ct_id_strip(const char **pp, size_t *plen);
 

@@ -283,31 +283,36 @@ mime_ct_param(const struct mime_ct *ct, const char *name)
 /*
  * Content-ID (RFC 2045 7, RFC 822 msg-id) and cid: URLs (RFC 2392): the id is
  * compared without "<>" and without a "cid:" prefix; see mime.h.
+ * Blanks, "<>" and "cid:" are taken off until none is left (" < cid:x > "
+ * and "cid:<x>" are both x), so that a stripped id strips to itself: a
+ * part's stored Content-ID must find that part again (mime_find) and come
+ * back unchanged from a written "<id>" (mime_write).  Linear: each round
+ * removes at least one byte.
  */
 int
 mime_ct_id_strip(const char **pp, size_t *plen)
 {
 	const char *p = *pp;
-	size_t n = *plen;
-	int cid = 0, round;
+	size_t n = *plen, before;
+	int cid = 0;
 
-	while (n > 0 && (*p == ' ' || *p == '\t')) {
-		p++;
-		n--;
-	}
-	while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-		n--;
-	for (round = 0; round < 2; round++) {
+	do {
+		before = n;
+		while (n > 0 && (*p == ' ' || *p == '\t')) {
+			p++;
+			n--;
+		}
+		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
 		if (n >= 2 && p[0] == '<' && p[n - 1] == '>') {
 			p++;
 			n -= 2;
-		}
-		if (round == 0 && n >= 4 && strncasecmp(p, "cid:", 4) == 0) {
+		} else if (n >= 4 && strncasecmp(p, "cid:", 4) == 0) {
 			p += 4;
 			n -= 4;
 			cid = 1;
 		}
-	}
+	} while (n != before);
 	*pp = p;
 	*plen = n;
 	return cid;

@@ -264,13 +264,17 @@ wss_swa_kind(const char *content_type)
 	return strncmp(mt, "text/", 5) == 0 ? WSS_SWA_TEXT : WSS_SWA_RAW;
 }
 
-/* Text canonical form (RFC 2045 / SwA 5.4.2): CR, LF and CRLF become CRLF. */
+/* Text canonical form (RFC 2045 / SwA 5.4.2): CR, LF and CRLF become CRLF.
+ * An empty part may come as p == NULL (xmlsec's empty buffer has no data):
+ * nothing to append, and no pointer arithmetic on NULL. */
 static int
 wss_swa_crlf(const unsigned char *p, size_t len, xmlSecBufferPtr out)
 {
 	size_t i, run = 0;
 	int rc = 0;
 
+	if (len == 0)
+		return 0;
 	for (i = 0; i < len && rc == 0; i++) {
 		if (p[i] != '\r' && p[i] != '\n')
 			continue;

@@ -608,6 +608,56 @@ test_find(void **state)
 	assert_null(mime_find(NULL, "earth"));
 }
 
+/*
+ * Found by fuzz_mime: a Content-ID with blanks inside "<>" or a repeated
+ * "cid:" was stored half-stripped (" p2@fuzz", "cid:x"), so mime_find()
+ * with the part's own content_id missed it and a written "<id>" parsed
+ * back differently.  Stripping now runs to a fixpoint.
+ */
+static void
+test_find_own_id(void **state)
+{
+	static const struct {
+		const char *header;  /* Content-ID header value */
+		const char *id;      /* stored content_id */
+		const char *href;    /* a PartInfo href that must find it */
+	} rows[] = {
+		{ "< p2@fuzz>", "p2@fuzz", "cid:p2@fuzz" },
+		{ "<p2@fuzz\t >", "p2@fuzz", "p2@fuzz" },
+		{ " < cid: x@y > ", "x@y", "cid:x@y" },
+		{ "<cid:cid:x@y>", "x@y", "cid:x@y" },
+		{ "<<x@y>>", "x@y", "<x@y>" },
+		{ "CID:<x@y>", "x@y", "cid:x@y" },
+	};
+	struct arena *a = *state;
+	struct mime_message m;
+	struct err err = { 0 };
+	char body[256];
+	size_t i;
+	int n;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		n = snprintf(body, sizeof(body), "--b1\r\nContent-Type: "
+		    "application/soap+xml\r\n\r\n<e/>\r\n--b1\r\n"
+		    "Content-ID: %s\r\n\r\n1\r\n--b1--\r\n", rows[i].header);
+		assert_true(n > 0 && (size_t)n < sizeof(body));
+		if (mime_parse(a, CT_B1, (const unsigned char *)body, (size_t)n,
+		    NULL, &m, &err) != 0)
+			fail_msg("\"%s\": %s", rows[i].header, err.msg);
+		assert_string_equal(m.parts[1].content_id, rows[i].id);
+		assert_ptr_equal(mime_find(&m, m.parts[1].content_id),
+		    &m.parts[1]);
+		assert_ptr_equal(mime_find(&m, rows[i].href), &m.parts[1]);
+	}
+	/* nothing but brackets and blanks is still an empty Content-ID */
+	n = snprintf(body, sizeof(body), "--b1\r\nContent-Type: "
+	    "application/soap+xml\r\n\r\n<e/>\r\n--b1\r\n"
+	    "Content-ID: < <cid:> >\r\n\r\n1\r\n--b1--\r\n");
+	assert_int_equal(mime_parse(a, CT_B1, (const unsigned char *)body,
+	    (size_t)n, NULL, &m, &err), -1);
+	assert_string_equal(err.ebms_code, "EBMS:0007");
+}
+
 /* ------------------------------------------------------------------ */
 /* Recorded messages                                                  */
 
@@ -907,6 +957,7 @@ main(void)
 		T(test_parse_pathological),
 		T(test_parse_out_of_memory),
 		T(test_find),
+		T(test_find_own_id),
 		T(test_corpus),
 		T(test_corpus_rssbus_bad_start),
 		T(test_write_round_trip),

@@ -366,6 +366,7 @@ test_xml_parse_file(void **state)
 	int fd = mkstemp(path);
 	xmlDocPtr doc = NULL;
 	struct err err;
+	size_t i;
 
 	(void)state;
 	assert_true(fd >= 0);
@@ -383,6 +384,31 @@ test_xml_parse_file(void **state)
 	err_clear(&err);
 	assert_int_equal(xml_parse_file(path, NULL, &doc, &err), -1);
 	assert_string_equal(err.msg, "DTD not allowed");
+
+	/* the file is read as it grows (it was a fixed 16 MiB buffer per
+	 * read): several chunks parse, an empty file is a parse error, one
+	 * byte over 16 MiB is refused as too large */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "<c>", 3), 3);
+	for (i = 0; i < 10000; i++)
+		assert_int_equal(write(fd, "<k>0123456789</k>", 17), 17);
+	assert_int_equal(write(fd, "</c>", 4), 4);
+	close(fd);
+	err_clear(&err);
+	assert_int_equal(xml_parse_file(path, NULL, &doc, &err), 0);
+	assert_int_equal(xmlChildElementCount(xmlDocGetRootElement(doc)),
+	    10000);
+	xmlFreeDoc(doc);
+	assert_int_equal(truncate(path, 0), 0);
+	err_clear(&err);
+	assert_int_equal(xml_parse_file(path, NULL, &doc, &err), -1);
+	assert_int_equal(err.kind, ERR_SOAP);
+	assert_int_equal(truncate(path, 16 * 1024 * 1024 + 1), 0);
+	err_clear(&err);
+	assert_int_equal(xml_parse_file(path, NULL, &doc, &err), -1);
+	assert_int_equal(err.kind, ERR_IO);
+	assert_non_null(strstr(err.msg, "too large"));
 	unlink(path);
 
 	err_clear(&err);

@@ -1,0 +1,401 @@
+#!/usr/bin/python3
+"""Build the seed corpora of the libFuzzer drivers in tests/fuzz.
+
+    tests/fuzz/seeds.py OUTDIR
+
+writes OUTDIR/mime, OUTDIR/envelope, OUTDIR/wss and OUTDIR/conf (one file per
+seed, named by its SHA-1 as libFuzzer does) and a dictionary OUTDIR/DRIVER.dict
+for each, from the recorded AS4 messages in
+../shared/corpus (or $AS4GW_SHARED/corpus) and the configuration files of the
+source tree (conf/, tests/unit/conf/).  Corpus files are read, never copied
+into the repository.  Without ../shared, only the few inputs generated here
+are written, and a loud warning says so.
+
+Input formats (see the drivers):
+  mime      "Content-Type\\n" + body
+  envelope  the SOAP envelope
+  wss       ["sign:" | "sign+encrypt:" | "sign+encrypt-complete:" | "canon:"]
+            "Content-Type\\n" + body
+  conf      a configuration file, or a listen address / CIDR string
+"""
+import hashlib
+import os
+import re
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Bodies bigger than this are shrunk (attachments cut) or skipped: libFuzzer
+# mutates faster on small inputs and its default max_len is the largest seed.
+MAX_SEED = 64 * 1024
+MAX_PART_BODY = 2048
+SOAP_CT = b'application/soap+xml'
+
+ENVELOPE = (
+    '<?xml version="1.0" encoding="UTF-8"?>'
+    '<S12:Envelope xmlns:S12="http://www.w3.org/2003/05/soap-envelope" '
+    'xmlns:eb="http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/" '
+    'xmlns:wsu="http://docs.oasis-open.org/wss/2004/01/'
+    'oasis-200401-wss-wssecurity-utility-1.0.xsd">'
+    '<S12:Header><eb:Messaging S12:mustUnderstand="true" wsu:Id="msg-1">'
+    '<eb:UserMessage><eb:MessageInfo>'
+    '<eb:Timestamp>2014-06-01T10:00:00.000Z</eb:Timestamp>'
+    '<eb:MessageId>fuzz-1@as4gw</eb:MessageId></eb:MessageInfo>'
+    '<eb:PartyInfo><eb:From><eb:PartyId type="urn:t">urn:from</eb:PartyId>'
+    '<eb:Role>http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/initiator</eb:Role>'
+    '</eb:From><eb:To><eb:PartyId type="urn:t">urn:to</eb:PartyId>'
+    '<eb:Role>http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/responder</eb:Role>'
+    '</eb:To></eb:PartyInfo><eb:CollaborationInfo>'
+    '<eb:AgreementRef type="urn:t" pmode="p">urn:agreement</eb:AgreementRef>'
+    '<eb:Service type="urn:t">urn:service</eb:Service><eb:Action>Deliver</eb:Action>'
+    '<eb:ConversationId>c-1</eb:ConversationId></eb:CollaborationInfo>'
+    '<eb:MessageProperties><eb:Property name="originalSender">x</eb:Property>'
+    '</eb:MessageProperties><eb:PayloadInfo>{parts}</eb:PayloadInfo>'
+    '</eb:UserMessage></eb:Messaging></S12:Header>'
+    '<S12:Body wsu:Id="body-1">{body}</S12:Body></S12:Envelope>')
+# KeyInfo naming the certificate fuzz_wss makes (CN and serial in the driver)
+OUR_KEYINFO = (
+    b'<ds:KeyInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:X509Data>'
+    b'<ds:X509IssuerSerial><ds:X509IssuerName>CN=as4gw fuzz signer</ds:X509IssuerName>'
+    b'<ds:X509SerialNumber>4242</ds:X509SerialNumber></ds:X509IssuerSerial>'
+    b'</ds:X509Data></ds:KeyInfo>')
+PARTINFO = ('<eb:PartInfo href="cid:{cid}"><eb:PartProperties>'
+            '<eb:Property name="MimeType">{mt}</eb:Property>{extra}'
+            '</eb:PartProperties></eb:PartInfo>')
+
+
+def envelope(cids=(), body_payload=False, gzip_cids=()):
+    parts = ''.join(PARTINFO.format(
+        cid=c, mt='application/xml',
+        extra='<eb:Property name="CompressionType">application/gzip</eb:Property>'
+        if c in gzip_cids else '') for c in cids)
+    body = ''
+    if body_payload:
+        parts += '<eb:PartInfo/>'
+        body = '<p:doc xmlns:p="urn:p">hello</p:doc>'
+    return ENVELOPE.format(parts=parts, body=body).encode()
+
+
+def multipart(root, atts, boundary='MIME_fuzz_seed', start=True, crlf=b'\r\n'):
+    """(content_type, body); atts are (cid, content_type, data, cte)."""
+    b = boundary.encode()
+    out = [b'--' + b + crlf + b'Content-Type: application/soap+xml; charset=UTF-8' + crlf +
+           b'Content-ID: <root@fuzz>' + crlf + crlf + root]
+    for cid, ct, data, cte in atts:
+        hdr = b'Content-Type: ' + ct.encode() + crlf + b'Content-ID: <' + cid.encode() + b'>' + crlf
+        if cte:
+            hdr += b'Content-Transfer-Encoding: ' + cte.encode() + crlf
+        out.append(crlf + b'--' + b + crlf + hdr + crlf + data)
+    out.append(crlf + b'--' + b + b'--' + crlf)
+    ct = 'multipart/related; boundary="%s"; type="application/soap+xml"' % boundary
+    if start:
+        ct += '; start="<root@fuzz>"'
+    return ct.encode(), b''.join(out)
+
+
+def generated_messages():
+    """A few (content_type, body) messages made here, corpus or not."""
+    xml = b'<?xml version="1.0"?>\n<a:doc xmlns:a="urn:a"><a:x b="1"/></a:doc>\n'
+    one = envelope(['p1@fuzz'])
+    two = envelope(['p1@fuzz', 'p2@fuzz'], gzip_cids=['p2@fuzz'])
+    gz = bytes.fromhex('1f8b0800000000000003cb48cdc9c95728cf2fca49e102002d3b08af0c000000')
+    return [
+        (SOAP_CT, envelope()),
+        (SOAP_CT + b'; charset=utf-8', envelope(body_payload=True)),
+        multipart(one, [('p1@fuzz', 'application/xml', xml, 'binary')]),
+        multipart(two, [('p1@fuzz', 'text/plain', b'line 1\nline 2\n', None),
+                        ('p2@fuzz', 'application/octet-stream', gz, 'binary')]),
+        multipart(one, [('p1@fuzz', 'application/xml',
+                         b'PD94bWwgdmVyc2lvbj0iMS4wIj8+PGEvPg==', 'base64')],
+                  start=False, crlf=b'\n'),
+        multipart(one, [('p1@fuzz', 'application/xml', xml, 'binary')],
+                  boundary='=-weird/boundary==', start=False),
+        # attachments that are MIME parts themselves (sign+encrypt-complete)
+        multipart(two, [('p1@fuzz', 'application/octet-stream',
+                         b'Content-Type: application/xml\r\nContent-ID: <p1@fuzz>\r\n'
+                         b'Content-Description: =?utf-8?q?caf=C3=A9?=\r\n\r\n' + xml, 'binary'),
+                        ('p2@fuzz', 'application/octet-stream',
+                         b'Content-Type: text/plain\r\n\tcharset=us-ascii\r\n'
+                         b'Content-Transfer-Encoding: base64\r\n\r\naGVsbG8K', 'binary')]),
+        multipart(two, [('p1@fuzz', 'text/plain; charset=iso-8859-1',
+                         b'caf=E9 =3D soft=\r\nbreak  \t\r\nend=\r\n', 'quoted-printable'),
+                        ('p2@fuzz', 'application/octet-stream', gz, '8bit')]),
+    ]
+
+
+def unfold_headers(raw):
+    """Header block bytes -> {lower-case name: unfolded value}."""
+    out = {}
+    name = None
+    for line in re.split(rb'\r?\n', raw):
+        if line[:1] in (b' ', b'\t') and name is not None:
+            out[name] += b' ' + line.strip()
+            continue
+        m = re.match(rb'([A-Za-z][A-Za-z0-9-]*):(.*)', line)
+        if m:
+            name = m.group(1).lower()
+            out[name] = m.group(2).strip()
+    return out
+
+
+def readme_content_types(corpus):
+    """corpus-relative message path -> Content-Type from the README table."""
+    cts = {}
+    try:
+        text = open(os.path.join(corpus, 'README.md'), encoding='utf-8').read()
+    except OSError:
+        return cts
+    for row in text.splitlines():
+        if not re.match(r'\| \d+ \|', row):
+            continue
+        cols = row.split(' | ')
+        repo = re.match(r'([^ ]+)/([^ ]+) @', cols[1])
+        path = re.match(r'`([^`]+)`', cols[2])
+        ct = re.search(r'Content-Type: `([^`]+)`', row)
+        if repo and path and ct:
+            rel = os.path.join('messages', repo.group(1) + '_' + repo.group(2), path.group(1))
+            cts[rel] = re.sub(r'\s*\(reconstructed\)$', '', ct.group(1)).encode()
+    return cts
+
+
+def split_message(rel, data, cts):
+    """(content_type, body) of a recorded message, or None."""
+    if data.startswith(b'\xef\xbb\xbf'):
+        data = data[3:]
+    if re.match(rb'[A-Za-z][A-Za-z0-9-]*: ', data):      # HTTP or MIME headers
+        m = re.search(rb'\r?\n\r?\n', data)
+        if m:
+            hdrs = unfold_headers(data[:m.start()])
+            if b'content-type' in hdrs:
+                return hdrs[b'content-type'], data[m.end():]
+    if rel in cts:
+        return cts[rel], data
+    m = re.match(rb'\s*--([^\r\n]{1,70})\r?\n', data)
+    if m and data.count(b'--' + m.group(1).rstrip()) >= 2 and b'-BEGIN ' not in m.group(1):
+        b = m.group(1).rstrip()
+        return b'multipart/related; boundary="' + b + b'"; type="application/soap+xml"', data
+    if re.search(rb'<([A-Za-z0-9_]+:)?Envelope[\s>]', data[:4096]):
+        return SOAP_CT, data.lstrip()
+    return None
+
+
+def boundary_of(ct):
+    m = re.search(rb'boundary\s*=\s*"?([^";]+)"?', ct, re.I)
+    return m.group(1) if m else None
+
+
+def shrink(ct, body):
+    """Cut every non-root part's body to MAX_PART_BODY (at a line end)."""
+    b = boundary_of(ct)
+    if b is None:
+        return body
+    pieces = re.split(rb'(\r?\n--' + re.escape(b) + rb')', body)
+    out = pieces[:1]
+    for i in range(1, len(pieces), 2):
+        delim, part = pieces[i], pieces[i + 1]
+        m = re.search(rb'\r?\n\r?\n', part)
+        if i > 1 and m and len(part) - m.end() > MAX_PART_BODY:
+            content = part[m.end():m.end() + MAX_PART_BODY]
+            nl = content.rfind(b'\n')
+            part = part[:m.end()] + (content[:nl + 1] if nl > 0 else content)
+        out += [delim, part]
+    return b''.join(out)
+
+
+def root_part(ct, body):
+    """The first part's body (the SOAP envelope) of a message."""
+    b = boundary_of(ct)
+    if b is None or not ct.lower().startswith(b'multipart/'):
+        return body
+    pieces = re.split(rb'\r?\n--' + re.escape(b) + rb'[^\r\n]*\r?\n', b'\r\n' + body)
+    for part in pieces[1:]:
+        m = re.search(rb'\r?\n\r?\n', part)
+        if m:
+            return part[m.end():]
+    return None
+
+
+def corpus_messages(corpus):
+    """(rel, content_type, body) of every usable recorded message."""
+    cts = readme_content_types(corpus)
+    base = os.path.join(corpus, 'messages')
+    for dirpath, _, files in sorted(os.walk(base)):
+        for f in sorted(files):
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, corpus)
+            if os.path.getsize(path) > 2 * 1024 * 1024:
+                continue
+            with open(path, 'rb') as fh:
+                data = fh.read()
+            msg = split_message(rel, data, cts)
+            if msg is not None:
+                yield rel, msg[0], msg[1]
+
+
+class Seeds:
+    def __init__(self, out):
+        self.out = out
+        self.count = {}
+
+    def add(self, driver, data):
+        if not data or len(data) > MAX_SEED:
+            return
+        d = os.path.join(self.out, driver)
+        os.makedirs(d, exist_ok=True)
+        name = hashlib.sha1(data).hexdigest()
+        p = os.path.join(d, name)
+        if not os.path.exists(p):
+            with open(p, 'wb') as fh:
+                fh.write(data)
+            self.count[driver] = self.count.get(driver, 0) + 1
+
+
+def add_message(seeds, ct, body, signed):
+    body = shrink(ct, body)
+    seeds.add('mime', ct + b'\n' + body)
+    seeds.add('wss', ct + b'\n' + body)
+    root = root_part(ct, body)
+    if root is not None:
+        seeds.add('envelope', root)
+    if not signed:
+        seeds.add('wss', b'sign:' + ct + b'\n' + body)
+        seeds.add('wss', b'sign+encrypt:' + ct + b'\n' + body)
+        if boundary_of(ct) is not None:
+            seeds.add('wss', b'sign+encrypt-complete:' + ct + b'\n' + body)
+    if boundary_of(ct) is not None:
+        seeds.add('wss', b'canon:' + ct + b'\n' + body)
+    # signed and encrypted: decryption fails first (the key is not ours);
+    # without the xenc elements the signature checks run on the message
+    plain = re.sub(rb'(?s)<([A-Za-z0-9_]+:)?(EncryptedKey|EncryptedData)\b.*?</\1\2>', b'', body)
+    # the signature's key named by X509IssuerSerial of fuzz_wss's own
+    # certificate (fixed name and serial): trust passes, xmlsec runs
+    ours = re.sub(rb'(?s)<([A-Za-z0-9_]+:)?KeyInfo\b[^>]*>.*?</\1KeyInfo>', OUR_KEYINFO, plain)
+    for variant in ((plain, ours) if ours != plain else (plain,)):
+        seeds.add('wss', ct + b'\n' + variant)
+        # an envelope recorded without its attachments: stand-ins for
+        # its cid: references get it past "attachment not in message"
+        cids = sorted(set(re.findall(rb'(?:URI|href)="cid:([^"]{1,200})"', variant)))
+        if boundary_of(ct) is None and cids:
+            mct, mbody = multipart(variant.lstrip(), [
+                (c.decode('latin-1'), 'application/octet-stream', b'stand-in', 'binary')
+                for c in cids], start=False)
+            seeds.add('wss', mct + b'\n' + mbody)
+
+
+def conf_seeds(seeds):
+    """Configuration files of the tree, also with absolute file paths (so
+    the file checks pass and the whole load succeeds), and strings."""
+    for d in ('conf', 'tests/unit/conf'):
+        full = os.path.join(TOP, d)
+        for f in sorted(os.listdir(full)) if os.path.isdir(full) else []:
+            if not f.endswith('.xml'):
+                continue
+            data = open(os.path.join(full, f), 'rb').read()
+            seeds.add('conf', data)
+            absolute = re.sub(
+                rb'>([^<>/][^<>]*\.(?:pem|crt|cer|crl|der|key))<',
+                lambda m: b'>' + os.path.normpath(os.path.join(full, m.group(1).decode())).encode() + b'<',
+                data)
+            seeds.add('conf', absolute)
+    for s in ('127.0.0.1:8080', '[::1]:0', '[fe80::1%eth0]:443', 'gw.example:65535',
+              '10.0.0.0/8', '192.0.2.7', '::ffff:192.0.2.0/120', '2001:db8::/32', '::/0'):
+        seeds.add('conf', s.encode())
+
+
+# libFuzzer dictionaries (-dict=OUTDIR/DRIVER.dict): tokens a mutation
+# would hardly guess.  The configuration's come from its XSD.
+XML_TOKENS = [
+    '<?xml version="1.0" encoding="UTF-8"?>', '<!DOCTYPE', '<![CDATA[', ']]>', '<!--', '-->',
+    'xmlns=', 'xmlns:', 'xml:id=', '&amp;', '&#x0;', '/>', '</',
+]
+ENVELOPE_TOKENS = XML_TOKENS + [
+    'http://www.w3.org/2003/05/soap-envelope', 'http://schemas.xmlsoap.org/soap/envelope/',
+    'http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/',
+    'http://docs.oasis-open.org/ebxml-bp/ebbp-signals-2.0',
+    'http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/multihop/200902/',
+    'Envelope', 'Header', 'Body', 'Fault', 'mustUnderstand', 'role',
+    'Messaging', 'UserMessage', 'SignalMessage', 'MessageInfo', 'Timestamp', 'MessageId',
+    'RefToMessageId', 'PartyInfo', 'From', 'To', 'PartyId', 'Role', 'CollaborationInfo',
+    'AgreementRef', 'pmode', 'Service', 'Action', 'ConversationId', 'MessageProperties',
+    'Property', 'PayloadInfo', 'PartInfo', 'PartProperties', 'href', 'cid:', 'name',
+    'MimeType', 'CompressionType', 'application/gzip', 'Receipt', 'Error', 'PullRequest',
+    'mpc', 'type', '2014-06-01T10:00:00.000Z', 'wsu:Id', 'Id', 'id',
+]
+WSS_TOKENS = ENVELOPE_TOKENS + [
+    'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd',
+    'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-utility-1.0.xsd',
+    'http://www.w3.org/2000/09/xmldsig#', 'http://www.w3.org/2001/04/xmlenc#',
+    'http://www.w3.org/2009/xmlenc11#', 'http://www.w3.org/2001/10/xml-exc-c14n#',
+    'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256', 'http://www.w3.org/2001/04/xmlenc#sha256',
+    'http://www.w3.org/2009/xmlenc11#rsa-oaep', 'http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p',
+    'http://www.w3.org/2009/xmlenc11#aes128-gcm', 'http://www.w3.org/2009/xmlenc11#mgf1sha256',
+    'http://docs.oasis-open.org/wss/oasis-wss-SwAProfile-1.1#Attachment-Content-Signature-Transform',
+    'http://docs.oasis-open.org/wss/oasis-wss-SwAProfile-1.1#Attachment-Complete-Signature-Transform',
+    'http://docs.oasis-open.org/wss/oasis-wss-SwAProfile-1.1#Attachment-Ciphertext-Transform',
+    'http://docs.oasis-open.org/wss/oasis-wss-SwAProfile-1.1#Attachment-Content-Only',
+    'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-x509-token-profile-1.0#X509v3',
+    'Security', 'BinarySecurityToken', 'SecurityTokenReference', 'Reference', 'URI',
+    'KeyIdentifier', 'ValueType', 'EncodingType', 'Signature', 'SignedInfo',
+    'CanonicalizationMethod', 'SignatureMethod', 'Transforms', 'Transform', 'DigestMethod',
+    'DigestValue', 'SignatureValue', 'KeyInfo', 'X509Data', 'X509IssuerSerial',
+    'EncryptedKey', 'EncryptedData', 'EncryptionMethod', 'CipherData', 'CipherValue',
+    'CipherReference', 'ReferenceList', 'DataReference', 'Created', 'Expires', 'Algorithm',
+    'InclusiveNamespaces', 'PrefixList', 'sign:', 'sign+encrypt:', 'canon:',
+    'sign+encrypt-complete:',
+    'Content-Description: ', 'Content-Disposition: ', 'Content-Location: ', '=?utf-8?q?',
+    '=?utf-8?b?', '?=', 'filename*=', "UTF-8''", 'name*0=', '(comment)', 
+]
+MIME_TOKENS = [
+    'multipart/related', 'boundary=', 'type="application/soap+xml"', 'start=', 'start-info=',
+    'application/soap+xml', 'text/xml', 'charset=UTF-8', '\r\n', '\r\n\r\n', '--', '--\r\n',
+    'Content-Type: ', 'Content-ID: <', 'Content-Transfer-Encoding: ', 'base64', 'binary',
+    '8bit', '7bit', 'quoted-printable', 'cid:', '\r\n\t', '"', '\\',
+]
+
+
+def dict_entry(tok):
+    out = ''
+    for c in tok.encode():
+        out += '\\x%02x' % c if c < 0x20 or c >= 0x7f or c in (0x22, 0x5c) else chr(c)
+    return '"%s"\n' % out
+
+
+def write_dicts(out):
+    xsd = os.path.join(TOP, 'schemas', 'as4gw-config.xsd')
+    conf = list(XML_TOKENS) + ['urn:as4gw:config:1', '<as4gw xmlns="urn:as4gw:config:1">']
+    if os.path.exists(xsd):
+        text = open(xsd, encoding='utf-8').read()
+        conf += sorted(set(re.findall(r'name="([A-Za-z]+)"', text)))
+        conf += sorted(set(v for v in re.findall(r'value="([^"]*)"', text) if '\\' not in v))
+    conf += ['sqlite:', 'postgresql://', '127.0.0.1:', '[::1]:', '/24', '/128', '::ffff:']
+    for name, toks in (('mime', MIME_TOKENS), ('envelope', ENVELOPE_TOKENS),
+                       ('wss', WSS_TOKENS + MIME_TOKENS), ('conf', conf)):
+        with open(os.path.join(out, name + '.dict'), 'w') as fh:
+            fh.writelines(dict_entry(t) for t in dict.fromkeys(toks))
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit('usage: seeds.py OUTDIR')
+    seeds = Seeds(sys.argv[1])
+    shared = os.environ.get('AS4GW_SHARED') or os.path.join(os.path.dirname(TOP), 'shared')
+    corpus = os.path.join(shared, 'corpus')
+    for ct, body in generated_messages():
+        add_message(seeds, ct, body, signed=False)
+    if os.path.isdir(os.path.join(corpus, 'messages')):
+        for rel, ct, body in corpus_messages(corpus):
+            add_message(seeds, ct, body, signed=b'Security' in (root_part(ct, body) or b''))
+        ex = os.path.join(corpus, 'extracted')
+        for dirpath, _, files in sorted(os.walk(ex)):
+            if 'envelope.xml' in files:
+                seeds.add('envelope', open(os.path.join(dirpath, 'envelope.xml'), 'rb').read())
+    else:
+        print('!!!! seeds.py: %s is absent: the fuzzers start from the few '
+              'GENERATED seeds only, not from the recorded corpus !!!!' % corpus,
+              file=sys.stderr)
+    conf_seeds(seeds)
+    write_dicts(seeds.out)
+    print('seeds: ' + ', '.join('%s %d' % kv for kv in sorted(seeds.count.items())))
+
+
+if __name__ == '__main__':
+    main()
