@@ -7,7 +7,8 @@ AS4GW_PACKAGES=(
 	libpq-dev libsqlite3-dev zlib1g-dev libcurl4-openssl-dev libcmocka-dev
 	openssl curl
 )
-AS4GW_TEST_PACKAGES=(postgresql python3 python3-pytest python3-psycopg2 python3-lxml python3-cryptography sqlite3)
+AS4GW_TEST_PACKAGES=(postgresql python3 python3-pytest python3-psycopg2 python3-lxml python3-cryptography sqlite3
+	nginx clang libclang-rt-14-dev)
 
 # Install what is missing: apt-get when root, else print the line and stop.
 as4gw_need_packages() {
@@ -35,6 +36,8 @@ as4gw_build() {
 	shift
 	if [ ! -f "$dir/build.ninja" ]; then
 		meson setup "$dir" "$@" >/dev/null
+	elif [ $# -gt 0 ]; then
+		meson configure "$dir" "$@" >/dev/null   # an old build dir: same options
 	fi
 	ninja -C "$dir" >/dev/null || ninja -C "$dir"
 }
