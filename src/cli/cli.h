@@ -19,6 +19,9 @@ int cli_migrate(int argc, char **argv);
 int cli_deliver(int argc, char **argv);
 int cli_purge(int argc, char **argv);
 
+/* "as4gw: PREFIX MSG" on stderr as one line (white space runs folded). */
+void cli_fail(const char *prefix, const char *msg);
+
 /* One-time library set-up shared by the subcommands (libxml2, xmlsec). */
 int cli_global_init(void);
 void cli_global_shutdown(void);

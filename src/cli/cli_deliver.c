@@ -66,29 +66,6 @@ cli_deliver_signal(int sig)
 	atomic_store(&cli_deliver_stop, 1);
 }
 
-/* Print "as4gw: " PREFIX MSG on stderr as one line (libpq messages carry
- * newlines and tabs). */
-static void
-cli_deliver_fail(const char *prefix, const char *msg)
-{
-	const char *p;
-	int gap = 0, any = 0;
-
-	(void)fprintf(stderr, "as4gw: %s", prefix);
-	for (p = msg; *p != '\0'; p++) {
-		if (isspace((unsigned char)*p)) {
-			gap = 1;
-			continue;
-		}
-		if (gap && any)
-			(void)fputc(' ', stderr);
-		(void)fputc(*p, stderr);
-		gap = 0;
-		any = 1;
-	}
-	(void)fputc('\n', stderr);
-}
-
 /* Write s to stdout with control characters as '?': one line per message
  * whatever a partner put into its MessageId. */
 static void
@@ -201,12 +178,12 @@ cli_deliver_open(const struct cli_deliver_opts *o, struct store **ret)
 
 	*ret = NULL;
 	if (conf_load(o->config, &c, &err) == -1) {
-		cli_deliver_fail("", err.msg);
+		cli_fail("", err.msg);
 		goto out;
 	}
 	if (store_open(o->db != NULL ? o->db : c->store_dsn, ret, &err) == -1 ||
 	    store_migrate(*ret, &err) == -1) {
-		cli_deliver_fail("store: ", err.msg);
+		cli_fail("store: ", err.msg);
 		store_close(*ret);
 		*ret = NULL;
 		goto out;
@@ -256,7 +233,7 @@ cli_deliver(int argc, char **argv)
 	atomic_store(&cli_deliver_stop, 0);
 	cli_deliver_signals();
 	if (deliver_run(s, &o.d, &cli_deliver_stop, &n, &err) == -1)
-		cli_deliver_fail("store: ", err.msg);
+		cli_fail("store: ", err.msg);
 	else
 		rc = 0;
 	printf("delivered %zu, failed %zu%s\n", n.delivered, n.failed,

@@ -39,29 +39,6 @@ cli_purge_signal(int sig)
 	atomic_store(&cli_purge_stop, 1);
 }
 
-/* Print "as4gw: " PREFIX MSG on stderr as one line (libpq messages carry
- * newlines and tabs). */
-static void
-cli_purge_fail(const char *prefix, const char *msg)
-{
-	const char *p;
-	int gap = 0, any = 0;
-
-	(void)fprintf(stderr, "as4gw: %s", prefix);
-	for (p = msg; *p != '\0'; p++) {
-		if (isspace((unsigned char)*p)) {
-			gap = 1;
-			continue;
-		}
-		if (gap && any)
-			(void)fputc(' ', stderr);
-		(void)fputc(*p, stderr);
-		gap = 0;
-		any = 1;
-	}
-	(void)fputc('\n', stderr);
-}
-
 /* Parse -c FILE [--db DSN] [--now INSTANT]: 0 ok, 1 help printed, 2 usage. */
 static int
 cli_purge_parse(int argc, char **argv, struct cli_purge_opts *o)
@@ -104,7 +81,7 @@ cli_purge_open(const struct cli_purge_opts *o, const struct conf *c)
 
 	if (store_open(o->db != NULL ? o->db : c->store_dsn, &s, &err) == -1 ||
 	    store_migrate(s, &err) == -1) {
-		cli_purge_fail("store: ", err.msg);
+		cli_fail("store: ", err.msg);
 		store_close(s);
 		return NULL;
 	}
@@ -133,7 +110,7 @@ cli_purge(int argc, char **argv)
 	}
 	rc = 1;
 	if (conf_load(o.config, &c, &err) == -1) {
-		cli_purge_fail("", err.msg);
+		cli_fail("", err.msg);
 		goto out;
 	}
 	if ((s = cli_purge_open(&o, c)) == NULL)
@@ -145,7 +122,7 @@ cli_purge(int argc, char **argv)
 	(void)sigaction(SIGINT, &sa, NULL);
 	if (retention_purge(s, c, now, RETENTION_PAUSE_MS, &cli_purge_stop, &n,
 	    &err) == -1)
-		cli_purge_fail("purge: ", err.msg);
+		cli_fail("purge: ", err.msg);
 	else
 		rc = 0;
 	printf("purged %zu, kept %zu undelivered in %zu batches%s\n", n.purged,

@@ -51,17 +51,6 @@ cli_oneline(const char *msg, char *out, size_t outlen)
 	out[n] = '\0';
 }
 
-/* Print "as4gw: " PREFIX MSG on stderr as one line: a refusal to start is
- * one line naming the problem. */
-static void
-cli_serve_fail(const char *prefix, const char *msg)
-{
-	char line[1024];
-
-	cli_oneline(msg, line, sizeof(line));
-	(void)fprintf(stderr, "as4gw: %s%s\n", prefix, line);
-}
-
 /* Parse -c FILE [--listen HOST:PORT] [--db DSN]; 0 ok, 2 usage. */
 static int
 cli_opts_parse(int argc, char **argv, const char *cmd, struct cli_opts *o)
@@ -153,7 +142,7 @@ cli_migrate_store(const struct conf *c)
 	if (store_open(c->store_dsn, &s, &err) == 0 && store_migrate(s, &err) == 0)
 		rc = 0;
 	else
-		cli_serve_fail("store: ", err.msg);
+		cli_fail("store: ", err.msg);
 	store_close(s);
 	return rc;
 }
@@ -370,13 +359,13 @@ cli_serve(int argc, char **argv)
 	(void)pthread_sigmask(SIG_BLOCK, &set, NULL);
 	metrics_init();
 	if ((c = cli_load_conf(&o, &err)) == NULL) {
-		cli_serve_fail("", err.msg);
+		cli_fail("", err.msg);
 		goto out;
 	}
 	if (cli_migrate_store(c) == -1)
 		goto out;
 	if (gateway_new(c, &gw, &err) == -1 || http_start(c, gw, &srv, &err) == -1) {
-		cli_serve_fail("", err.msg);
+		cli_fail("", err.msg);
 		goto out;
 	}
 	/* the server owns c and gw from here on */
@@ -405,7 +394,7 @@ cli_migrate(int argc, char **argv)
 	if ((rc = cli_opts_parse(argc, argv, "migrate", &o)) != 0)
 		return rc == 1 ? 0 : rc;
 	if ((c = cli_load_conf(&o, &err)) == NULL) {
-		cli_serve_fail("", err.msg);
+		cli_fail("", err.msg);
 		return 1;
 	}
 	rc = cli_migrate_store(c) == 0 ? 0 : 1;

@@ -1,6 +1,7 @@
 /* as4gw — AS4/ebMS3 receiving gateway: subcommand dispatch. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +41,32 @@ void
 cli_global_shutdown(void)
 {
 	wss_global_shutdown();
+}
+
+/*
+ * Print "as4gw: " PREFIX MSG on stderr as ONE line: messages from libpq and
+ * friends carry newlines and tabs ("...refused\n\tIs the server running"),
+ * and a refusal is one line naming the problem.
+ */
+void
+cli_fail(const char *prefix, const char *msg)
+{
+	const char *p;
+	int gap = 0, any = 0;
+
+	(void)fprintf(stderr, "as4gw: %s", prefix);
+	for (p = msg; *p != '\0'; p++) {
+		if (isspace((unsigned char)*p)) {
+			gap = 1;
+			continue;
+		}
+		if (gap && any)
+			(void)fputc(' ', stderr);
+		(void)fputc(*p, stderr);
+		gap = 0;
+		any = 1;
+	}
+	(void)fputc('\n', stderr);
 }
 
 static void
