@@ -150,7 +150,7 @@ wss_global_shutdown(void)
 
 /* PEM password callback that refuses: an encrypted key is an error here,
  * never an interactive prompt on the daemon's terminal. */
-static int
+int
 wss_no_password(char *buf, int size, int rwflag, void *u)
 {
 	(void)buf;

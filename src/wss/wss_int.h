@@ -180,4 +180,8 @@ int wss_trust_resolve(const struct wss_trust *t, struct arena *a,
 int wss_trust_check(const struct wss_trust *t, X509 *cert,
     STACK_OF(X509) *chain, int64_t at_ms, struct err *err);
 
+/* wss.c: PEM password callback that refuses, so an encrypted key or file is
+ * an error rather than a prompt on the daemon's terminal (wss_trust.c too). */
+int wss_no_password(char *buf, int size, int rwflag, void *u);
+
 #endif

@@ -130,17 +130,6 @@ wss_trust_adopt(struct arena *a, X509 *cert, X509 **ret, struct err *err)
 	return 0;
 }
 
-/* PEM password callback that refuses (no prompt in a daemon). */
-static int
-wss_trust_no_password(char *buf, int size, int rwflag, void *u)
-{
-	(void)buf;
-	(void)size;
-	(void)rwflag;
-	(void)u;
-	return -1;
-}
-
 /* Append every certificate of a PEM file to sk; a file without any is an
  * error that names the file. */
 static int
@@ -158,7 +147,7 @@ wss_trust_read_pem(const char *path, STACK_OF(X509) *sk, struct err *err)
 		goto out;
 	}
 	ERR_clear_error();
-	while ((cert = PEM_read_bio_X509(bio, NULL, wss_trust_no_password,
+	while ((cert = PEM_read_bio_X509(bio, NULL, wss_no_password,
 	    NULL)) != NULL) {
 		if (sk_X509_push(sk, cert) <= 0) {
 			X509_free(cert);
@@ -213,7 +202,7 @@ wss_trust_read_crls(X509_STORE *store, const char *path, struct err *err)
 		goto out;
 	}
 	ERR_clear_error();
-	while ((crl = PEM_read_bio_X509_CRL(bio, NULL, wss_trust_no_password,
+	while ((crl = PEM_read_bio_X509_CRL(bio, NULL, wss_no_password,
 	    NULL)) != NULL) {
 		if (wss_trust_add_crl(store, crl, path, err) < 0)
 			goto out;
