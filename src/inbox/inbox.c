@@ -124,25 +124,31 @@ inbox_message(struct arena *a, const struct ebms_user_message *um,
 	return 0;
 }
 
-/* Hash, map and accept; DRIFT becomes EBMS:0004 (see inbox.h). */
+/* Hash the content and map um onto *ret (see inbox.h). */
 int
-inbox_accept(struct store *s, struct arena *a,
-    const struct ebms_user_message *um, const struct pmode_leg *leg,
-    const char *peer, const unsigned char *receipt, size_t receipt_len,
+inbox_prepare(struct arena *a, const struct ebms_user_message *um,
+    const struct pmode_leg *leg, const char *peer, struct store_message *ret,
+    struct err *err)
+{
+	memset(ret, 0, sizeof(*ret));
+	return inbox_message(a, um, leg, peer, ret, err);
+}
+
+/* store_accept() with this receipt (NULL: probe); DRIFT becomes EBMS:0004. */
+int
+inbox_submit(struct store *s, struct arena *a, struct store_message *m,
+    const unsigned char *receipt, size_t receipt_len,
     struct store_result *ret, struct err *err)
 {
-	struct store_message m;
 	struct store_result res;
 
 	/* no connection (never opened, or lost at start-up): the database is
 	 * unavailable, which the partner sees as 503 and retries later */
 	if (s == NULL)
 		return err_set(err, ERR_STORE, NULL, "no store connection");
-	memset(&m, 0, sizeof(m));
-	m.receipt = receipt;
-	m.receipt_len = receipt_len;
-	if (inbox_message(a, um, leg, peer, &m, err) == -1 ||
-	    store_accept(s, &m, a, &res, err) == -1)
+	m->receipt = receipt;
+	m->receipt_len = receipt_len;
+	if (store_accept(s, m, a, &res, err) == -1)
 		return -1;
 	*ret = res;
 	/* ebMS3 Core 6.7.1: no dedicated code for a reused MessageId */
@@ -150,4 +156,20 @@ inbox_accept(struct store *s, struct arena *a,
 		return err_set(err, ERR_EBMS, "EBMS:0004",
 		    "message id already used for other content");
 	return 0;
+}
+
+/* Hash, map and accept in one call (see inbox.h). */
+int
+inbox_accept(struct store *s, struct arena *a,
+    const struct ebms_user_message *um, const struct pmode_leg *leg,
+    const char *peer, const unsigned char *receipt, size_t receipt_len,
+    struct store_result *ret, struct err *err)
+{
+	struct store_message m;
+
+	if (s == NULL)
+		return err_set(err, ERR_STORE, NULL, "no store connection");
+	if (inbox_prepare(a, um, leg, peer, &m, err) == -1)
+		return -1;
+	return inbox_submit(s, a, &m, receipt, receipt_len, ret, err);
 }

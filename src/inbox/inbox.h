@@ -20,4 +20,42 @@ int inbox_accept(struct store *s, struct arena *a,
     const char *peer, const unsigned char *receipt, size_t receipt_len,
     struct store_result *ret, struct err *err);
 
+/*
+ * inbox_accept() in two steps, so the caller can probe the store before it
+ * signs a Receipt (store.h "probe"): inbox_prepare() hashes the content and
+ * maps um to *ret (pointers into um and a, valid while they are); then
+ * inbox_submit() runs store_accept() with the receipt (NULL: a probe, which
+ * may answer STORE_ABSENT) and may be called again on the same message.
+ * DRIFT is ERR_EBMS EBMS:0004 as above.
+ */
+int inbox_prepare(struct arena *a, const struct ebms_user_message *um,
+    const struct pmode_leg *leg, const char *peer, struct store_message *ret,
+    struct err *err);
+int inbox_submit(struct store *s, struct arena *a, struct store_message *m,
+    const unsigned char *receipt, size_t receipt_len,
+    struct store_result *ret, struct err *err);
+
+/*
+ * A hint, never a decision: the MessageIds this process answered recently,
+ * so a likely retry is probed (no Receipt signed) before a Receipt is made.
+ * A fixed table of 64-bit hashes, one per slot (direct-mapped, newer evicts
+ * older); safe to use from any number of threads without locks (relaxed
+ * atomics: a lost or torn hint only costs a probe or a signature).  A false
+ * "seen" costs one extra store round trip (the probe answers ABSENT); a
+ * false "not seen" costs one Receipt signature.
+ */
+struct inbox_recent;
+
+/* A table of 2^bits slots (8 bytes each); NULL when out of memory. */
+struct inbox_recent *inbox_recent_new(unsigned bits);
+
+/* Accepts NULL. */
+void inbox_recent_free(struct inbox_recent *r);
+
+/* 1 when message_id was probably noted, else 0 (also for r NULL). */
+int inbox_recent_seen(const struct inbox_recent *r, const char *message_id);
+
+/* Note message_id (r NULL: nothing). */
+void inbox_recent_note(struct inbox_recent *r, const char *message_id);
+
 #endif

@@ -38,18 +38,19 @@ struct store_message {
 	const char *source;           /* peer address */
 	const char *partition_key;    /* YYYY-MM of received_at */
 	unsigned char content_hash[STORE_HASH_LEN];
-	const unsigned char *receipt; /* signed Receipt bytes to store and return */
+	const unsigned char *receipt; /* signed Receipt bytes to store and return;
+	                               * NULL: a probe (see store_accept) */
 	size_t receipt_len;
 	int64_t received_at_ms;
 	const struct store_part *parts;
 	size_t n_parts;
 };
 
-enum store_outcome { STORE_NEW = 1, STORE_DUPLICATE, STORE_DRIFT };
+enum store_outcome { STORE_NEW = 1, STORE_DUPLICATE, STORE_DRIFT, STORE_ABSENT };
 
 struct store_result {
 	enum store_outcome outcome;
-	const unsigned char *receipt; /* NEW: m->receipt; DUPLICATE: the stored bytes (arena); DRIFT: NULL */
+	const unsigned char *receipt; /* NEW: m->receipt; DUPLICATE: the stored bytes (arena); DRIFT, ABSENT: NULL */
 	size_t receipt_len;
 	int64_t duplicates;           /* the row's duplicate counter after this call */
 };
@@ -134,12 +135,38 @@ int store_ping(struct store *s, struct err *err);
  *  - present with another hash: change nothing -> STORE_DRIFT.
  * Concurrent calls for one MessageId end in one row and one NEW, the rest
  * DUPLICATE.  Any database failure rolls back and is ERR_STORE (503).
- * On NEW, PostgreSQL also NOTIFYs channel "as4gw_inbox" with the MessageId,
- * in the same round trip right after COMMIT (inside the transaction the
- * notify queue lock serialises concurrent commits: 2-3x slower accepts; a
- * crash between the two loses only a wake-up, deliverers also poll).  Fault points (util/fault.h): store.after-insert
- * once the NEW rows are written, store.before-commit just before COMMIT
- * (NEW and DUPLICATE both).
+ *
+ * A probe (m->receipt NULL, so the caller need not sign a Receipt for a
+ * message it has probably seen): DUPLICATE and DRIFT as above; a MessageId
+ * not present is STORE_ABSENT and nothing is written (the caller then signs
+ * and calls again with the receipt; a concurrent insert in between is
+ * decided by that second call as usual).  A probe reads only message_id,
+ * content_hash and received_at_ms (for last_duplicate_at): the other fields
+ * may be NULL and n_parts 0 (gateway_replay.c sends such probes).
+ *
+ * Durability: a NEW commit is durable when store_accept returns (fsync /
+ * synchronous_commit as configured).  A DUPLICATE changes only the counter
+ * and last_duplicate_at, never anything a partner was promised: its commit
+ * may be asynchronous (PostgreSQL synchronous_commit off for that
+ * transaction, SQLite no fsync of its own).  The stored receipt it returns is
+ * durable already (a row is visible only once its own commit was flushed).
+ *
+ * PostgreSQL: one round trip per call (the as4gw_accept() function of
+ * migration 003, in a single-statement transaction) for messages with up to
+ * 256 KiB of payload; larger payloads are streamed with COPY inside BEGIN ...
+ * COMMIT (four round trips, but libpq never holds a copy of them).  On NEW it then sends
+ * NOTIFY on channel "as4gw_inbox" with the MessageId without waiting for
+ * its answer (read at the connection's next use): a NOTIFY inside the accept
+ * transaction would serialise concurrent commits on PostgreSQL's notify
+ * lock; a lost NOTIFY (crash) costs a deliverer one poll interval, never a
+ * message.  With a store.* fault point armed (fault builds only) the same
+ * function runs inside BEGIN ... COMMIT so the points sit inside the
+ * transaction.  Fault points (util/fault.h): store.after-insert once the NEW
+ * rows are written, store.before-commit just before COMMIT (NEW and
+ * DUPLICATE both).
+ *
+ * SQLite: concurrent accepts of one process queue in the process (no busy
+ * sleeps), and may share one commit (group commit).
  */
 int store_accept(struct store *s, const struct store_message *m,
     struct arena *a, struct store_result *ret, struct err *err);
@@ -147,8 +174,9 @@ int store_accept(struct store *s, const struct store_message *m,
  * (store_accept also refuses, as ERR_INTERNAL and before touching the
  * database, a message the caller built wrongly: message_id empty or longer
  * than STORE_MESSAGE_ID_MAX, a required field NULL (all but agreement_ref,
- * pmode_id, source, and a part's content_id, mime_type, properties), no
- * receipt, a part with len > 0 and data NULL, or a negative part_no.  A part
+ * pmode_id, source, and a part's content_id, mime_type, properties), a
+ * receipt of length 0 that is not NULL, a part with len > 0 and data NULL,
+ * or a negative part_no.  A part
  * with properties NULL is stored as "{}".  *ret is written only when 0 is
  * returned; DRIFT is a 0 return.)
  */

@@ -5,17 +5,22 @@
  * primary key is the only coordination several gateways need: a concurrent
  * INSERT of the same MessageId waits for the first to commit, then conflicts.
  *
+ * accept is one round trip: one call of as4gw_accept() (migration 003),
+ * with the payloads as binary arrays, in a single-statement transaction.
+ * Messages with large payloads, and fault builds with a store.* point armed,
+ * run the same function inside BEGIN ... COMMIT instead (the large payloads
+ * streamed with COPY).  The NOTIFY of a new message follows in a transaction
+ * of its own whose answer is read at the connection's next use.
+ *
  * A failure never leaves a transaction open (ROLLBACK, or the connection is
  * gone).  A lost connection is ERR_STORE; the next call tries PQreset first.
- * accept is a handful of round trips; each step is its own function so they
- * can later be folded into one statement.  The NOTIFY of a new message rides
- * with the COMMIT (no extra round trip).  The delivery queue is in
- * store_pg_queue.c.
+ * The delivery queue is in store_pg_queue.c.
  */
 #include "store.h"
 
 #include <inttypes.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,38 +38,81 @@
 /* A DSN may override these; client_encoding is forced after it. */
 #define STORE_PG_APP_NAME "as4gw"
 #define STORE_PG_CONNECT_TIMEOUT "10"
+/* How long store_close waits for the answer of a NOTIFY sent. */
+#define STORE_PG_CLOSE_WAIT_MS 1000
 
-enum store_pg_stmt_id {
-	STORE_PG_INS_INBOX,
-	STORE_PG_INS_PAYLOAD,
-	STORE_PG_INS_DELIVERY,
-	STORE_PG_SEL_INBOX,
-	STORE_PG_UPD_DUP,
-	STORE_PG_COUNT
+/* Type OIDs of the accept parameters (PostgreSQL's pg_type.dat; fixed). */
+#define STORE_PG_BYTEA 17u
+#define STORE_PG_INT8 20u
+#define STORE_PG_INT4 23u
+#define STORE_PG_TEXT 25u
+#define STORE_PG_BYTEA_ARRAY 1001u
+#define STORE_PG_INT4_ARRAY 1007u
+#define STORE_PG_TEXT_ARRAY 1009u
+
+/*
+ * Payload bytes up to which a message goes in the one as4gw_accept() call.
+ * Its bytea[] parameter is a copy of the payloads (the binary array is built
+ * in memory, then libpq copies it into its send buffer, which keeps that
+ * size for the connection's life).  Larger payloads are streamed with COPY
+ * in chunks (store_pg_copy_parts): libpq then holds no copy of them, and
+ * three more round trips cost less than moving the bytes.
+ */
+#define STORE_PG_INLINE_MAX ((size_t)256 * 1024)
+/* Bytes per CopyData message: what libpq buffers of a streamed payload. */
+#define STORE_PG_COPY_CHUNK ((size_t)64 * 1024)
+
+/* COPY of payload rows in binary format (PostgreSQL docs, COPY "Binary
+ * Format"): signature, flags 0, no header extension; 6 fields a row. */
+#define STORE_PG_COPY_SQL "COPY payload (message_id, part_no, content_id," \
+	" mime_type, properties, content) FROM STDIN (FORMAT binary)"
+#define STORE_PG_COPY_HEAD "PGCOPY\n\377\r\n\0" "\0\0\0\0" "\0\0\0\0"
+#define STORE_PG_COPY_ROW "\0\6"
+#define STORE_PG_COPY_END "\377\377"
+
+enum store_pg_stmt_id { STORE_PG_ACCEPT, STORE_PG_COUNT };
+
+/* The parameters of as4gw_accept(), in order (003_accept.sql). */
+enum store_pg_arg {
+	STORE_PG_A_ID, STORE_PG_A_FROM, STORE_PG_A_TO, STORE_PG_A_SERVICE,
+	STORE_PG_A_ACTION, STORE_PG_A_CONV, STORE_PG_A_AGREEMENT,
+	STORE_PG_A_PMODE, STORE_PG_A_SOURCE, STORE_PG_A_HASH,
+	STORE_PG_A_RECEIPT, STORE_PG_A_RECEIVED, STORE_PG_A_PARTITION,
+	STORE_PG_A_PART_NO, STORE_PG_A_CID, STORE_PG_A_MIME, STORE_PG_A_PROPS,
+	STORE_PG_A_CONTENT, STORE_PG_A_COUNT
+};
+
+/* The payload arrays are the last parameters. */
+#define STORE_PG_N_ARRAYS (STORE_PG_A_COUNT - STORE_PG_A_PART_NO)
+
+static const Oid store_pg_accept_types[STORE_PG_A_COUNT] = {
+	STORE_PG_TEXT, STORE_PG_TEXT, STORE_PG_TEXT, STORE_PG_TEXT,
+	STORE_PG_TEXT, STORE_PG_TEXT, STORE_PG_TEXT, STORE_PG_TEXT,
+	STORE_PG_TEXT, STORE_PG_BYTEA, STORE_PG_BYTEA, STORE_PG_INT8,
+	STORE_PG_TEXT, STORE_PG_INT4_ARRAY, STORE_PG_TEXT_ARRAY,
+	STORE_PG_TEXT_ARRAY, STORE_PG_TEXT_ARRAY, STORE_PG_BYTEA_ARRAY,
+};
+
+/* Element types of the payload arrays, in parameter order. */
+static const Oid store_pg_elem_types[STORE_PG_N_ARRAYS] = {
+	STORE_PG_INT4, STORE_PG_TEXT, STORE_PG_TEXT, STORE_PG_TEXT,
+	STORE_PG_BYTEA,
 };
 
 static const struct store_pg_stmt store_pg_stmts[STORE_PG_COUNT] = {
-	[STORE_PG_INS_INBOX] = { "as4gw_ins_inbox", "insert inbox row", 13,
-	    "INSERT INTO inbox (message_id, from_party, to_party, service,"
-	    " action, conversation_id, agreement_ref, pmode_id, source,"
-	    " content_hash, receipt, received_at, partition_key)"
-	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
-	    " to_timestamp($12::bigint / 1000.0), $13)"
-	    " ON CONFLICT (message_id) DO NOTHING RETURNING 1" },
-	[STORE_PG_INS_PAYLOAD] = { "as4gw_ins_payload", "insert payload", 6,
-	    "INSERT INTO payload (message_id, part_no, content_id, mime_type,"
-	    " properties, content) VALUES ($1, $2, $3, $4, $5, $6)" },
-	[STORE_PG_INS_DELIVERY] = { "as4gw_ins_delivery",
-	    "insert delivery row", 2,
-	    "INSERT INTO delivery (message_id, state, attempts, created_at)"
-	    " VALUES ($1, 'ready', 0, to_timestamp($2::bigint / 1000.0))" },
-	[STORE_PG_SEL_INBOX] = { "as4gw_sel_inbox", "read inbox row", 1,
-	    "SELECT content_hash, receipt FROM inbox WHERE message_id = $1"
-	    " FOR UPDATE" },
-	[STORE_PG_UPD_DUP] = { "as4gw_upd_dup", "count duplicate", 2,
-	    "UPDATE inbox SET duplicates = duplicates + 1,"
-	    " last_duplicate_at = to_timestamp($2::bigint / 1000.0)"
-	    " WHERE message_id = $1 RETURNING duplicates" },
+	[STORE_PG_ACCEPT] = { "as4gw_accept", "store message",
+	    STORE_PG_A_COUNT,
+	    "SELECT outcome, receipt, duplicates FROM as4gw_accept($1, $2, $3,"
+	    " $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
+	    " $18)", store_pg_accept_types },
+};
+
+/* One as4gw_accept() call: its parameters and the buffers behind them. */
+struct store_pg_accept_call {
+	struct store_pg_params p;
+	char ms[24];
+	struct buf arr[STORE_PG_N_ARRAYS];
+	int streamed;  /* the payloads go by COPY after a NEW, not in arr */
 };
 
 /* libpq prints NOTICEs to stderr by default; library code stays quiet. */
@@ -92,11 +140,12 @@ store_pg_fail(struct store_pg *s, const char *what, const PGresult *res,
 	    (int)n, msg);
 }
 
-/* Reconnect if the connection was lost; prepared statements and LISTEN go
- * with it. */
+/* Settle; reconnect if the connection was lost (prepared statements and
+ * LISTEN go with it). */
 int
 store_pg_ensure(struct store_pg *s, struct err *err)
 {
+	store_pg_settle(s, -1);
 	if (PQstatus(s->conn) == CONNECTION_OK)
 		return 0;
 	s->prepared = 0;
@@ -168,50 +217,6 @@ store_pg_commit(struct store_pg *s, struct err *err)
 	return rc;
 }
 
-/*
- * COMMIT a NEW message and, in the same round trip, NOTIFY the deliverers
- * (store_wait) in a transaction of its own right after it.  A NOTIFY inside
- * the accept transaction would hold PostgreSQL's database-wide notify lock
- * across the COMMIT's WAL flush and so serialize every accept (measured: 4-5
- * times fewer accepts per second with 8 connections).  Only the COMMIT's
- * result decides: a lost NOTIFY (crash, odd bytes in the id) costs a
- * deliverer one poll interval, never a message.
- */
-static int
-store_pg_commit_notify(struct store_pg *s, const char *message_id,
-    struct err *err)
-{
-	char *lit = PQescapeLiteral(s->conn, message_id, strlen(message_id));
-	struct buf sql = { 0 };
-	PGresult *res;
-	int rc = -1, first = 1;
-
-	if (lit == NULL || buf_printf(&sql, "COMMIT; SELECT pg_notify("
-	    "'as4gw_inbox', %s)", lit) == -1) {
-		rc = store_pg_commit(s, err);
-		goto out;
-	}
-	if (PQsendQuery(s->conn, sql.data) == 0) {
-		(void)store_pg_fail(s, "commit", NULL, err);
-		goto out;
-	}
-	while ((res = PQgetResult(s->conn)) != NULL) {
-		if (first && PQresultStatus(res) != PGRES_COMMAND_OK)
-			(void)store_pg_fail(s, "commit", res, err);
-		else if (first && strcmp(PQcmdStatus(res), "COMMIT") != 0)
-			(void)err_set(err, ERR_STORE, NULL,
-			    "could not commit: transaction was rolled back");
-		else if (first)
-			rc = 0;
-		first = 0;
-		PQclear(res);
-	}
-out:
-	PQfreemem(lit);
-	buf_free(&sql);
-	return rc;
-}
-
 /* End whatever transaction is open, if the connection is still there. */
 static void
 store_pg_abort(struct store_pg *s)
@@ -231,7 +236,7 @@ store_pg_prepare_table(struct store_pg *s, const struct store_pg_stmt *t,
 
 	for (i = 0; i < n; i++) {
 		PGresult *res = PQprepare(s->conn, t[i].name, t[i].sql,
-		    t[i].n_params, NULL);
+		    t[i].n_params, t[i].types);
 		int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
 
 		if (!ok)
@@ -285,16 +290,112 @@ store_pg_exec(struct store_pg *s, const struct store_pg_stmt *stmt,
 	return res;
 }
 
-/* store_pg_exec() of one of accept's statements. */
-static PGresult *
-store_pg_run(struct store_pg *s, enum store_pg_stmt_id id,
+/*
+ * A statement that is its own transaction (store_pg_int.h): as
+ * store_pg_begin(), a connection found dead when the statement fails is
+ * replaced and the statement run once more.
+ */
+PGresult *
+store_pg_call(struct store_pg *s, const struct store_pg_stmt *st,
     const struct store_pg_params *p, int binary_result, struct err *err)
 {
-	return store_pg_exec(s, &store_pg_stmts[id], p, binary_result, err);
+	struct err first = { 0 };
+	PGresult *res = NULL;
+
+	if (store_pg_ensure(s, &first) == 0 &&
+	    store_pg_prepare(s, &first) == 0 &&
+	    (res = store_pg_exec(s, st, p, binary_result, &first)) != NULL)
+		return res;
+	if (PQstatus(s->conn) == CONNECTION_OK) {
+		if (err != NULL)
+			*err = first;
+		return NULL;
+	}
+	if (store_pg_ensure(s, err) == -1 || store_pg_prepare(s, err) == -1)
+		return NULL;
+	return store_pg_exec(s, st, p, binary_result, err);
+}
+
+/* v as 4 bytes in network order at p. */
+static void
+store_pg_be32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+/* Append v as 4 bytes in network order. */
+static int
+store_pg_put32(struct buf *b, uint32_t v)
+{
+	unsigned char x[4];
+
+	store_pg_be32(x, v);
+	return buf_append(b, x, sizeof(x));
+}
+
+/* An n-byte network-order integer of a binary result column. */
+static uint64_t
+store_pg_get(const char *p, int n)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		v = v << 8 | (unsigned char)p[i];
+	return v;
+}
+
+/* A field of a binary array or COPY row: int32 length (-1 and no bytes
+ * for NULL data), then the bytes. */
+static int
+store_pg_field(struct buf *b, const void *data, size_t len)
+{
+	if (data == NULL)
+		return store_pg_put32(b, UINT32_MAX);
+	if (store_pg_put32(b, (uint32_t)len) == -1)
+		return -1;
+	return buf_append(b, data, len);
+}
+
+/* store_pg_field() of a string (NULL stays NULL). */
+static int
+store_pg_str(struct buf *b, const char *s)
+{
+	return store_pg_field(b, s, s != NULL ? strlen(s) : 0);
 }
 
 /*
- * Set parameter i to bytes (binary); empty is "" so it is not NULL.  -1 when
+ * Start the binary form of a one-dimensional array of n elements of type
+ * elem, as PostgreSQL's array_recv reads it: dimensions (0 when empty),
+ * has-nulls flag (set by store_pg_elem), element type, then the length and
+ * lower bound (1) of the dimension.  The elements follow as fields.
+ */
+static int
+store_pg_array(struct buf *b, Oid elem, size_t n)
+{
+	if (store_pg_put32(b, n > 0) == -1 || store_pg_put32(b, 0) == -1 ||
+	    store_pg_put32(b, elem) == -1)
+		return -1;
+	if (n == 0)
+		return 0;
+	return store_pg_put32(b, (uint32_t)n) == -1 ||
+	    store_pg_put32(b, 1) == -1 ? -1 : 0;
+}
+
+/* One element of an array begun by store_pg_array(). */
+static int
+store_pg_elem(struct buf *b, const char *s)
+{
+	if (s == NULL)
+		b->data[7] = 1;  /* the low byte of the has-nulls flag */
+	return store_pg_str(b, s);
+}
+
+/*
+ * Parameter i as bytes (binary); empty is "" so it is not NULL.  -1 when
  * longer than libpq can send (bytea stops at 1 GiB anyway).
  */
 static int
@@ -310,182 +411,309 @@ store_pg_bytes(struct store_pg_params *p, int i, const void *data, size_t len,
 	return 0;
 }
 
-/* INSERT ... ON CONFLICT DO NOTHING RETURNING 1: 1 new, 0 exists, -1. */
+/*
+ * The payload arrays of the call, one element per part (all empty when the
+ * parts are streamed instead).  This is where the payload bytes are copied
+ * once, into the bytea[] parameter.
+ */
 static int
-store_pg_insert_inbox(struct store_pg *s, const struct store_message *m,
-    struct err *err)
+store_pg_accept_arrays(struct store_pg_accept_call *c,
+    const struct store_message *m, struct err *err)
 {
-	struct store_pg_params p;
-	char ms[24];
-	PGresult *res;
-	int rc = -1;
+	struct buf *arr = c->arr;
+	size_t n = c->streamed ? 0 : m->n_parts, i, k;
+	int rc = 0;
 
-	memset(&p, 0, sizeof(p));
-	(void)snprintf(ms, sizeof(ms), "%" PRId64, m->received_at_ms);
-	p.values[0] = m->message_id;
-	p.values[1] = m->from_party;
-	p.values[2] = m->to_party;
-	p.values[3] = m->service;
-	p.values[4] = m->action;
-	p.values[5] = m->conversation_id;
-	p.values[6] = m->agreement_ref;
-	p.values[7] = m->pmode_id;
-	p.values[8] = m->source;
-	p.values[11] = ms;
-	p.values[12] = m->partition_key;
-	if (store_pg_bytes(&p, 9, m->content_hash, STORE_HASH_LEN, err) == -1 ||
-	    store_pg_bytes(&p, 10, m->receipt, m->receipt_len, err) == -1)
-		return -1;
-	res = store_pg_run(s, STORE_PG_INS_INBOX, &p, 0, err);
-	if (res != NULL)
-		rc = PQntuples(res) == 1 ? 1 : 0;
-	PQclear(res);
+	for (k = 0; rc == 0 && k < STORE_PG_N_ARRAYS; k++)
+		rc = store_pg_array(&arr[k], store_pg_elem_types[k], n);
+	for (i = 0; rc == 0 && i < n; i++) {
+		const struct store_part *pt = &m->parts[i];
+		unsigned char no[4];
+
+		store_pg_be32(no, (uint32_t)pt->part_no);
+		if (store_pg_field(&arr[0], no, sizeof(no)) == -1 ||
+		    store_pg_elem(&arr[1], pt->content_id) == -1 ||
+		    store_pg_elem(&arr[2], pt->mime_type) == -1 ||
+		    store_pg_elem(&arr[3], pt->properties != NULL ?
+		    pt->properties : "{}") == -1 ||
+		    store_pg_field(&arr[4], pt->len > 0 ? pt->data :
+		    (const unsigned char *)"", pt->len) == -1)
+			rc = -1;
+	}
+	if (rc == -1)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "out of memory building the accept call");
+	for (k = 0; rc == 0 && k < STORE_PG_N_ARRAYS; k++)
+		rc = store_pg_bytes(&c->p, STORE_PG_A_PART_NO + (int)k,
+		    arr[k].data, arr[k].len, err);
 	return rc;
 }
 
-/* One payload row. */
+/*
+ * Fill the as4gw_accept() parameters for m and decide whether its payloads
+ * are streamed (more than STORE_PG_INLINE_MAX bytes).  Frees with
+ * store_pg_accept_free() whatever it returns.
+ */
 static int
-store_pg_insert_part(struct store_pg *s, const struct store_message *m,
-    const struct store_part *part, struct err *err)
+store_pg_accept_init(struct store_pg_accept_call *c,
+    const struct store_message *m, struct err *err)
 {
-	struct store_pg_params p;
-	char no[16];
-	PGresult *res;
+	const char *const text[] = { m->message_id, m->from_party, m->to_party,
+	    m->service, m->action, m->conversation_id, m->agreement_ref,
+	    m->pmode_id, m->source };
+	size_t total = 0, i;
 
-	memset(&p, 0, sizeof(p));
-	(void)snprintf(no, sizeof(no), "%d", part->part_no);
-	p.values[0] = m->message_id;
-	p.values[1] = no;
-	p.values[2] = part->content_id;
-	p.values[3] = part->mime_type;
-	p.values[4] = part->properties != NULL ? part->properties : "{}";
-	if (store_pg_bytes(&p, 5, part->data, part->len, err) == -1)
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < m->n_parts; i++) {
+		if (m->parts[i].len > INT_MAX)  /* a COPY field's length */
+			return err_set(err, ERR_STORE, NULL, "could not store"
+			    " %zu bytes: too large for postgresql",
+			    m->parts[i].len);
+		if (total <= STORE_PG_INLINE_MAX)
+			total += m->parts[i].len;
+	}
+	c->streamed = total > STORE_PG_INLINE_MAX;
+	for (i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+		c->p.values[STORE_PG_A_ID + i] = text[i];
+	(void)snprintf(c->ms, sizeof(c->ms), "%" PRId64, m->received_at_ms);
+	c->p.values[STORE_PG_A_RECEIVED] = c->ms;
+	c->p.values[STORE_PG_A_PARTITION] = m->partition_key;
+	/* a probe sends the receipt as NULL */
+	if (store_pg_bytes(&c->p, STORE_PG_A_HASH, m->content_hash,
+	    STORE_HASH_LEN, err) == -1 || (m->receipt != NULL &&
+	    store_pg_bytes(&c->p, STORE_PG_A_RECEIPT, m->receipt,
+	    m->receipt_len, err) == -1))
 		return -1;
-	res = store_pg_run(s, STORE_PG_INS_PAYLOAD, &p, 0, err);
-	PQclear(res);
-	return res != NULL ? 0 : -1;
+	return store_pg_accept_arrays(c, m, err);
 }
 
-/* The rest of a new message: its payload rows and its delivery row. */
-static int
-store_pg_insert_rest(struct store_pg *s, const struct store_message *m,
-    struct err *err)
+/* Free the buffers of a call (after any store_pg_accept_init, failed too). */
+static void
+store_pg_accept_free(struct store_pg_accept_call *c)
 {
-	struct store_pg_params p;
-	char ms[24];
-	PGresult *res;
-	size_t i;
+	size_t k;
 
-	for (i = 0; i < m->n_parts; i++)
-		if (store_pg_insert_part(s, m, &m->parts[i], err) == -1)
-			return -1;
-	memset(&p, 0, sizeof(p));
-	(void)snprintf(ms, sizeof(ms), "%" PRId64, m->received_at_ms);
-	p.values[0] = m->message_id;
-	p.values[1] = ms;
-	res = store_pg_run(s, STORE_PG_INS_DELIVERY, &p, 0, err);
-	PQclear(res);
-	return res != NULL ? 0 : -1;
+	for (k = 0; k < STORE_PG_N_ARRAYS; k++)
+		buf_free(&c->arr[k]);
 }
 
-/* Read the stored row: 1 same hash (receipt copied into a), 0 drift, -1. */
+/* A DUPLICATE's stored receipt (copied into a) and counter into ret. */
 static int
-store_pg_read_existing(struct store_pg *s, const struct store_message *m,
-    struct arena *a, struct store_result *ret, struct err *err)
-{
-	struct store_pg_params p;
-	PGresult *res;
-	int rc = -1, n;
-
-	memset(&p, 0, sizeof(p));
-	p.values[0] = m->message_id;
-	res = store_pg_run(s, STORE_PG_SEL_INBOX, &p, 1, err);
-	if (res == NULL)
-		goto out;
-	if (PQntuples(res) != 1) {
-		/* purged between our INSERT and this SELECT: partner retries */
-		(void)err_set(err, ERR_STORE, NULL,
-		    "could not read inbox row: it disappeared");
-		goto out;
-	}
-	if (PQgetlength(res, 0, 0) != STORE_HASH_LEN ||
-	    memcmp(PQgetvalue(res, 0, 0), m->content_hash,
-	    STORE_HASH_LEN) != 0) {
-		rc = 0;
-		goto out;
-	}
-	n = PQgetlength(res, 0, 1);
-	ret->receipt = arena_memdup(a, PQgetvalue(res, 0, 1), (size_t)n);
-	ret->receipt_len = (size_t)n;
-	if (ret->receipt == NULL) {
-		(void)err_set(err, ERR_INTERNAL, NULL,
-		    "request memory exhausted copying the stored receipt");
-		goto out;
-	}
-	rc = 1;
-out:
-	PQclear(res);
-	return rc;
-}
-
-/* Count one more duplicate; the counter after the update into ret. */
-static int
-store_pg_count_dup(struct store_pg *s, const struct store_message *m,
+store_pg_duplicate(const PGresult *res, struct arena *a,
     struct store_result *ret, struct err *err)
 {
-	struct store_pg_params p;
-	char ms[24];
-	PGresult *res;
+	size_t n = (size_t)PQgetlength(res, 0, 1);
+
+	if (PQgetisnull(res, 0, 1) || PQgetlength(res, 0, 2) != 8)
+		return err_set(err, ERR_STORE, NULL, "could not store message:"
+		    " unexpected answer from as4gw_accept()");
+	ret->receipt = arena_memdup(a, PQgetvalue(res, 0, 1), n);
+	if (ret->receipt == NULL)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "request memory exhausted copying the stored receipt");
+	ret->receipt_len = n;
+	ret->duplicates = (int64_t)store_pg_get(PQgetvalue(res, 0, 2), 8);
+	return 0;
+}
+
+/*
+ * as4gw_accept()'s answer (binary: int4 outcome, bytea receipt, int8
+ * duplicates) into ret.  Absent after a full call: the row that made the
+ * INSERT conflict was purged before the UPDATE; the partner retries.
+ */
+static int
+store_pg_outcome(const PGresult *res, const struct store_message *m,
+    struct arena *a, struct store_result *ret, struct err *err)
+{
+	uint64_t outcome = 0;
+
+	if (PQntuples(res) == 1 && PQnfields(res) == 3 &&
+	    PQgetlength(res, 0, 0) == 4)
+		outcome = store_pg_get(PQgetvalue(res, 0, 0), 4);
+	ret->receipt = NULL;
+	ret->receipt_len = 0;
+	ret->duplicates = 0;
+	if (outcome == STORE_NEW && m->receipt != NULL) {
+		ret->receipt = m->receipt;
+		ret->receipt_len = m->receipt_len;
+	} else if (outcome == STORE_DUPLICATE) {
+		if (store_pg_duplicate(res, a, ret, err) == -1)
+			return -1;
+	} else if (outcome == STORE_ABSENT && m->receipt != NULL)
+		return err_set(err, ERR_STORE, NULL,
+		    "could not read inbox row: it disappeared");
+	else if (outcome != STORE_DRIFT && outcome != STORE_ABSENT)
+		return err_set(err, ERR_STORE, NULL, "could not store message:"
+		    " unexpected answer from as4gw_accept()");
+	ret->outcome = (enum store_outcome)outcome;
+	return 0;
+}
+
+/*
+ * accept as one statement, its own transaction: one round trip.  On a
+ * connection found dead (store_pg_call) the call is made once more on a
+ * fresh one.  That is right even when the first call committed and only
+ * its answer was lost: the second finds the row with the same hash and
+ * answers DUPLICATE with the stored receipt, the very bytes the first
+ * stored (the caller's), so the partner gets the Receipt it would have got;
+ * only the counter says one duplicate more and no NOTIFY is sent (the
+ * deliverers' poll finds the row).  A probe writes nothing, a DUPLICATE
+ * only counts, a DRIFT changes nothing.
+ */
+static int
+store_pg_accept_one(struct store_pg *s, const struct store_message *m,
+    const struct store_pg_params *p, struct arena *a,
+    struct store_result *ret, struct err *err)
+{
+	PGresult *res = store_pg_call(s, &store_pg_stmts[STORE_PG_ACCEPT], p, 1,
+	    err);
 	int rc = -1;
 
-	memset(&p, 0, sizeof(p));
-	(void)snprintf(ms, sizeof(ms), "%" PRId64, m->received_at_ms);
-	p.values[0] = m->message_id;
-	p.values[1] = ms;
-	res = store_pg_run(s, STORE_PG_UPD_DUP, &p, 0, err);
-	if (res == NULL)
-		goto out;
-	if (PQntuples(res) != 1) {
-		(void)err_set(err, ERR_STORE, NULL,
-		    "could not count duplicate: row disappeared");
-		goto out;
-	}
-	ret->duplicates = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-	rc = 0;
-out:
+	if (res != NULL)
+		rc = store_pg_outcome(res, m, a, ret, err);
 	PQclear(res);
+	if (rc == 0 && ret->outcome == STORE_NEW)
+		store_pg_queue_notify(s, m->message_id);
 	return rc;
 }
 
-/* Inside the open transaction: decide and record new / duplicate / drift. */
+/* Send b's bytes as one CopyData message and empty b. */
 static int
-store_pg_decide(struct store_pg *s, const struct store_message *m,
-    struct arena *a, struct store_result *ret, struct err *err)
+store_pg_copy_send(struct store_pg *s, struct buf *b)
 {
-	int r = store_pg_insert_inbox(s, m, err);
+	int ok = b->len == 0 ||
+	    PQputCopyData(s->conn, b->data, (int)b->len) == 1;
 
-	if (r == 1) {
-		if (store_pg_insert_rest(s, m, err) == -1)
-			return -1;
-		fault_point("store.after-insert");
-		ret->outcome = STORE_NEW;
-		ret->receipt = m->receipt;
-		ret->receipt_len = m->receipt_len;
-		ret->duplicates = 0;
-		return 0;
-	}
-	if (r == 0)
-		r = store_pg_read_existing(s, m, a, ret, err);
-	if (r == 0) {
-		ret->outcome = STORE_DRIFT;
-		ret->receipt = NULL;
-		ret->receipt_len = 0;
-		return 0;
-	}
-	if (r == -1 || store_pg_count_dup(s, m, ret, err) == -1)
+	buf_reset(b);
+	return ok ? 0 : -1;
+}
+
+/*
+ * One payload row of the binary COPY: its fields go into b, and so do the
+ * content bytes of a small part; a large part's bytes go straight from the
+ * caller's memory in chunks.
+ */
+static int
+store_pg_copy_row(struct store_pg *s, const char *id,
+    const struct store_part *pt, struct buf *b)
+{
+	const char *data = (const char *)pt->data;
+	size_t off, n;
+
+	if (buf_append(b, STORE_PG_COPY_ROW, 2) == -1 ||
+	    store_pg_str(b, id) == -1 || store_pg_put32(b, 4) == -1 ||
+	    store_pg_put32(b, (uint32_t)pt->part_no) == -1 ||
+	    store_pg_str(b, pt->content_id) == -1 ||
+	    store_pg_str(b, pt->mime_type) == -1 ||
+	    store_pg_str(b, pt->properties != NULL ? pt->properties : "{}") ==
+	    -1 || store_pg_put32(b, (uint32_t)pt->len) == -1)
 		return -1;
-	ret->outcome = STORE_DUPLICATE;
+	if (pt->len < STORE_PG_COPY_CHUNK)
+		return buf_append(b, data != NULL ? data : "", pt->len);
+	if (store_pg_copy_send(s, b) == -1)
+		return -1;
+	for (off = 0; off < pt->len; off += n) {
+		n = pt->len - off < STORE_PG_COPY_CHUNK ? pt->len - off :
+		    STORE_PG_COPY_CHUNK;
+		if (PQputCopyData(s->conn, data + off, (int)n) != 1)
+			return -1;
+	}
 	return 0;
+}
+
+/* End the COPY (aborting it unless ok) and read its result. */
+static int
+store_pg_copy_end(struct store_pg *s, int ok, struct err *err)
+{
+	PGresult *res;
+	int rc = 0;
+
+	if (PQputCopyEnd(s->conn, ok ? NULL : "as4gw: payload not sent") != 1)
+		rc = store_pg_fail(s, "insert payload", NULL, err);
+	while ((res = PQgetResult(s->conn)) != NULL) {
+		ExecStatusType st = PQresultStatus(res);
+
+		if (st != PGRES_COMMAND_OK)
+			rc = store_pg_fail(s, "insert payload", res, err);
+		PQclear(res);
+		if (st == PGRES_COPY_IN)  /* still copying: ROLLBACK ends it */
+			break;
+	}
+	if (!ok)
+		rc = err_set(err, ERR_STORE, NULL,
+		    "could not insert payload: sending failed");
+	return rc;
+}
+
+/*
+ * Insert the payload rows of m into the open transaction with COPY FROM
+ * STDIN in binary format, streamed: libpq holds at most about
+ * STORE_PG_COPY_CHUNK bytes of them at a time.
+ */
+static int
+store_pg_copy_parts(struct store_pg *s, const struct store_message *m,
+    struct err *err)
+{
+	PGresult *res = PQexec(s->conn, STORE_PG_COPY_SQL);
+	struct buf b = { 0 };
+	size_t i;
+	int ok;
+
+	ok = PQresultStatus(res) == PGRES_COPY_IN;
+	if (!ok)
+		(void)store_pg_fail(s, "insert payload", res, err);
+	PQclear(res);
+	if (!ok)
+		return -1;
+	ok = buf_append(&b, STORE_PG_COPY_HEAD,
+	    sizeof(STORE_PG_COPY_HEAD) - 1) == 0;
+	for (i = 0; ok && i < m->n_parts; i++)
+		ok = store_pg_copy_row(s, m->message_id, &m->parts[i], &b) == 0 &&
+		    (b.len < STORE_PG_COPY_CHUNK ||
+		    store_pg_copy_send(s, &b) == 0);
+	ok = ok && buf_append(&b, STORE_PG_COPY_END, 2) == 0 &&
+	    store_pg_copy_send(s, &b) == 0;
+	buf_free(&b);
+	return store_pg_copy_end(s, ok, err);
+}
+
+/*
+ * accept inside BEGIN ... COMMIT: for streamed payloads (COPY after a NEW)
+ * and, in fault builds, so the store.* fault points sit inside the
+ * transaction.  Only the BEGIN is retried on a dead connection.
+ */
+static int
+store_pg_accept_txn(struct store_pg *s, const struct store_message *m,
+    const struct store_pg_accept_call *c, struct arena *a,
+    struct store_result *ret, struct err *err)
+{
+	PGresult *res = NULL;
+	int rc = -1;
+
+	if (store_pg_begin(s, "BEGIN ISOLATION LEVEL READ COMMITTED",
+	    "begin transaction", err) == -1)
+		goto out;
+	res = store_pg_exec(s, &store_pg_stmts[STORE_PG_ACCEPT], &c->p, 1, err);
+	if (res == NULL || store_pg_outcome(res, m, a, ret, err) == -1)
+		goto out;
+	if (ret->outcome == STORE_NEW) {
+		if (c->streamed && store_pg_copy_parts(s, m, err) == -1)
+			goto out;
+		fault_point("store.after-insert");
+	}
+	/* Drift and absent changed nothing: end without writing. */
+	if (ret->outcome == STORE_DRIFT || ret->outcome == STORE_ABSENT)
+		rc = store_pg_cmd(s, "ROLLBACK", "roll back", err);
+	else {
+		fault_point("store.before-commit");
+		rc = store_pg_commit(s, err);
+	}
+	if (rc == 0 && ret->outcome == STORE_NEW)
+		store_pg_queue_notify(s, m->message_id);
+out:
+	PQclear(res);
+	store_pg_abort(s);
+	return rc;
 }
 
 /* The accept transaction (store.h); never leaves a transaction open. */
@@ -494,24 +722,15 @@ store_pg_accept(struct store *base, const struct store_message *m,
     struct arena *a, struct store_result *ret, struct err *err)
 {
 	struct store_pg *s = (struct store_pg *)base;
+	struct store_pg_accept_call c;
 	int rc = -1;
 
-	if (store_pg_begin(s, "BEGIN ISOLATION LEVEL READ COMMITTED",
-	    "begin transaction", err) == -1)
-		goto out;
-	if (store_pg_decide(s, m, a, ret, err) == -1)
-		goto out;
-	/* Drift changes nothing: end the transaction without writing. */
-	if (ret->outcome == STORE_DRIFT)
-		rc = store_pg_cmd(s, "ROLLBACK", "roll back", err);
-	else {
-		fault_point("store.before-commit");
-		rc = ret->outcome == STORE_NEW ?
-		    store_pg_commit_notify(s, m->message_id, err) :
-		    store_pg_commit(s, err);
-	}
-out:
-	store_pg_abort(s);
+	if (store_pg_accept_init(&c, m, err) == 0)
+		rc = c.streamed || fault_armed("store.after-insert") ||
+		    fault_armed("store.before-commit") ?
+		    store_pg_accept_txn(s, m, &c, a, ret, err) :
+		    store_pg_accept_one(s, m, &c.p, a, ret, err);
+	store_pg_accept_free(&c);
 	return rc;
 }
 
@@ -610,12 +829,18 @@ store_pg_ping(struct store *base, struct err *err)
 	return store_pg_begin(s, "SELECT 1", "reach postgresql", err);
 }
 
-/* Close the connection and free the handle. */
+/*
+ * Close the connection once a NOTIFY sent has been answered, but wait for
+ * that at most STORE_PG_CLOSE_WAIT_MS (a shutdown must not hang on a lost
+ * network; the server runs what it received before the close anyway).
+ */
 static void
 store_pg_close(struct store *base)
 {
 	struct store_pg *s = (struct store_pg *)base;
 
+	if (s->conn != NULL)
+		store_pg_settle(s, STORE_PG_CLOSE_WAIT_MS);
 	PQfinish(s->conn);
 	free(s);
 }
@@ -657,6 +882,8 @@ store_pg_open(const char *dsn, struct store **ret, struct err *err)
 		goto out;
 	}
 	(void)PQsetNoticeProcessor(s->conn, store_pg_notice, NULL);
+	/* one line per error: no "PL/pgSQL function ..." context lines */
+	(void)PQsetErrorContextVisibility(s->conn, PQSHOW_CONTEXT_NEVER);
 	if (PQstatus(s->conn) != CONNECTION_OK) {
 		(void)store_pg_fail(s, "connect to postgresql", NULL, err);
 		goto out;

@@ -1,6 +1,6 @@
 /*
  * store_pg_int — what store_pg.c (connection, migrations, accept) shares
- * with store_pg_queue.c (claim, finish, purge, stats, wait).  Not for
+ * with store_pg_queue.c (claim, finish, purge, stats, wait, notify).  Not for
  * callers of the store.
  */
 #ifndef AS4GW_STORE_PG_INT_H
@@ -12,16 +12,20 @@
 
 #include "store.h"
 
+/* The channel a NEW accept NOTIFYs and store_wait LISTENs on. */
+#define STORE_PG_CHANNEL "as4gw_inbox"
+
 /* One named statement, prepared once per connection (again after a reset). */
 struct store_pg_stmt {
 	const char *name;  /* prepared statement name */
 	const char *what;  /* for "could not <what>: <server message>" */
 	int n_params;
 	const char *sql;
+	const Oid *types;  /* n_params parameter types; NULL: the server infers */
 };
 
 /* Parameters of one statement call: text unless a format says binary. */
-#define STORE_PG_MAX_PARAMS 13
+#define STORE_PG_MAX_PARAMS 18
 struct store_pg_params {
 	const char *values[STORE_PG_MAX_PARAMS];
 	int lengths[STORE_PG_MAX_PARAMS];
@@ -33,6 +37,7 @@ struct store_pg {
 	PGconn *conn;
 	int prepared;   /* every statement (accept's and the queue's) exists */
 	int listening;  /* LISTEN as4gw_inbox done on this connection */
+	int pending;    /* a NOTIFY was sent, its answer not read yet */
 };
 
 /* The queue's statements (store_pg_queue.c), prepared with accept's. */
@@ -43,7 +48,16 @@ extern const size_t store_pg_queue_count;
 int store_pg_fail(struct store_pg *s, const char *what, const PGresult *res,
     struct err *err);
 
-/* Reconnect if the connection was lost (statements and LISTEN go with it). */
+/*
+ * Read the answer of a NOTIFY sent without waiting (store_pg_accept), so the
+ * connection is idle again; its errors are ignored.  Every use of the
+ * connection starts with it (store_pg_ensure does), blocking (timeout_ms
+ * -1); store_close waits timeout_ms at most, then leaves it unread.
+ */
+void store_pg_settle(struct store_pg *s, int timeout_ms);
+
+/* Settle, then reconnect if the connection was lost (statements and LISTEN
+ * go with it). */
 int store_pg_ensure(struct store_pg *s, struct err *err);
 
 /* Prepare every named statement once per connection. */
@@ -64,6 +78,15 @@ int store_pg_begin(struct store_pg *s, const char *sql, const char *what,
 PGresult *store_pg_exec(struct store_pg *s, const struct store_pg_stmt *st,
     const struct store_pg_params *p, int binary_result, struct err *err);
 
+/*
+ * A statement that is its own transaction: reconnect and prepare if needed,
+ * store_pg_exec(); when it fails on a connection that turns out dead, once
+ * more on a fresh connection.  Only for statements that may run twice (see
+ * each caller).  err may be NULL.
+ */
+PGresult *store_pg_call(struct store_pg *s, const struct store_pg_stmt *st,
+    const struct store_pg_params *p, int binary_result, struct err *err);
+
 /* The ops of store_pg_queue.c (see store.h for each). */
 int store_pg_queue_claim(struct store *base, int64_t now_ms,
     int64_t stale_ms, struct arena *a, struct store_delivery *ret,
@@ -75,5 +98,9 @@ int store_pg_queue_purge(struct store *base, const struct store_purge *p,
 int store_pg_queue_stats(struct store *base, struct store_stats *ret,
     struct err *err);
 int store_pg_queue_wait(struct store *base, int timeout_ms, struct err *err);
+
+/* After a NEW commit: NOTIFY the channel with the MessageId, without
+ * waiting for the answer (store_pg_settle reads it). */
+void store_pg_queue_notify(struct store_pg *s, const char *message_id);
 
 #endif

@@ -1,18 +1,17 @@
 /*
  * store_pg_queue — the delivery queue, retention purge, gauges and
  * LISTEN/NOTIFY wake-up of the PostgreSQL backend (store.h "The delivery
- * queue").  Every operation is ONE statement in its own implicit
- * transaction: claim takes a row with SELECT ... FOR UPDATE SKIP LOCKED, so
- * deliverers on any number of connections or hosts never take the same row
- * and never wait for each other, and returns the message and its payloads
- * in the same round trip.
+ * queue"; the NOTIFY after a NEW accept is sent from here too).  Every
+ * operation is ONE statement in its own implicit transaction: claim takes
+ * a row with SELECT ... FOR UPDATE SKIP LOCKED, so deliverers on any number
+ * of connections or hosts never take the same row and never wait for each
+ * other, and returns the message and its payloads in the same round trip.
  *
  * A statement that fails on a connection that turns out dead (a server
- * restart) is run once more on a fresh connection, as store_pg_begin()
- * does.  That is safe for each of them: finish only changes a 'claimed' row,
- * purge deletes what is purgeable at the time, and a claim whose COMMIT
- * happened but whose answer was lost leaves a 'claimed' row that is taken
- * over once stale.
+ * restart) is run once more on a fresh connection (store_pg_call).  That is
+ * safe for each of them: finish only changes a 'claimed' row, purge deletes
+ * what is purgeable at the time, and a claim whose COMMIT happened but whose
+ * answer was lost leaves a 'claimed' row that is taken over once stale.
  */
 #include "store.h"
 
@@ -30,9 +29,6 @@
 #include "../util/buf.h"
 #include "../util/clock.h"
 
-/* The channel the accept transaction NOTIFYs (store_pg.c). */
-#define STORE_PG_CHANNEL "as4gw_inbox"
-
 /* ms since the epoch as a timestamptz. */
 #define STORE_PGQ_TS(n) "to_timestamp($" #n "::bigint / 1000.0)"
 
@@ -49,6 +45,7 @@ enum store_pg_queue_stmt {
 	STORE_PGQ_RETRY,
 	STORE_PGQ_PURGE,
 	STORE_PGQ_STATS,
+	STORE_PGQ_NOTIFY,
 	STORE_PGQ_COUNT
 };
 
@@ -129,34 +126,25 @@ const struct store_pg_stmt store_pg_queue_stmts[STORE_PGQ_COUNT] = {
 	    " (SELECT count(*) FROM delivery WHERE state IN ('ready', 'claimed')"
 	    " AND state = 'claimed')::text"
 	    " FROM pg_class c WHERE c.oid = 'inbox'::regclass" },
+	/*
+	 * $1 message id.  Its own transaction, not waited for
+	 * (store_pg_queue_notify), without synchronous_commit: a lost wake-up
+	 * costs a poll interval (PostgreSQL 15 does not even flush a
+	 * NOTIFY-only commit).
+	 */
+	[STORE_PGQ_NOTIFY] = { "as4gw_notify", "notify deliverers", 1,
+	    "SELECT set_config('synchronous_commit', 'off', true),"
+	    " pg_notify('" STORE_PG_CHANNEL "', $1)" },
 };
 
 const size_t store_pg_queue_count = STORE_PGQ_COUNT;
 
-/*
- * Execute queue statement id (binary results): reconnect and prepare if
- * needed; on a connection found dead, once more on a fresh one.
- */
+/* Execute queue statement id (binary results) with store_pg_call(). */
 static PGresult *
 store_pg_queue_run(struct store_pg *s, enum store_pg_queue_stmt id,
     const struct store_pg_params *p, struct err *err)
 {
-	const struct store_pg_stmt *st = &store_pg_queue_stmts[id];
-	struct err first = { 0 };
-	PGresult *res = NULL;
-
-	if (store_pg_ensure(s, &first) == 0 &&
-	    store_pg_prepare(s, &first) == 0 &&
-	    (res = store_pg_exec(s, st, p, 1, &first)) != NULL)
-		return res;
-	if (PQstatus(s->conn) == CONNECTION_OK) {
-		if (err != NULL)
-			*err = first;
-		return NULL;
-	}
-	if (store_pg_ensure(s, err) == -1 || store_pg_prepare(s, err) == -1)
-		return NULL;
-	return store_pg_exec(s, st, p, 1, err);
+	return store_pg_call(s, &store_pg_queue_stmts[id], p, 1, err);
 }
 
 /* Column col of row r as an arena string (NULL stays NULL); -1 no memory. */
@@ -358,6 +346,68 @@ store_pg_queue_stats(struct store *base, struct store_stats *ret,
 	return rc;
 }
 
+/*
+ * After a NEW accept commit: wake the deliverers (store_wait) with a NOTIFY
+ * in a transaction of its own, sent without waiting for its answer
+ * (store_pg_settle reads it at the connection's next use).  Inside the
+ * accept transaction it would hold PostgreSQL's database-wide notify lock
+ * across the commit's WAL flush and so serialise every accept (2-5x fewer
+ * accepts per second measured).  Best effort: a NOTIFY lost to a crash or a
+ * failure costs a deliverer one poll interval, never a message.
+ */
+void
+store_pg_queue_notify(struct store_pg *s, const char *message_id)
+{
+	const char *values[1] = { message_id };
+
+	if (PQsendQueryPrepared(s->conn, store_pg_queue_stmts[STORE_PGQ_NOTIFY]
+	    .name, 1, values, NULL, NULL, 0) == 1)
+		s->pending = 1;
+}
+
+/* Wait until the connection is not busy: 0, or -1 when it failed or
+ * timeout_ms (unless negative) passed first. */
+static int
+store_pg_queue_idle(struct store_pg *s, int64_t deadline, int timeout_ms)
+{
+	struct pollfd pfd;
+	int64_t left;
+
+	while (PQisBusy(s->conn)) {
+		if (timeout_ms < 0)
+			return 0;  /* PQgetResult may block */
+		left = deadline - clock_mono_ms();
+		pfd.fd = PQsocket(s->conn);
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0 ||
+		    PQconsumeInput(s->conn) == 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Read the answer of a NOTIFY sent without waiting (store_pg_int.h). */
+void
+store_pg_settle(struct store_pg *s, int timeout_ms)
+{
+	int64_t deadline = clock_mono_ms() + timeout_ms;
+	PGresult *res;
+
+	if (!s->pending)
+		return;
+	s->pending = 0;
+	while (store_pg_queue_idle(s, deadline, timeout_ms) == 0 &&
+	    (res = PQgetResult(s->conn)) != NULL) {
+		ExecStatusType st = PQresultStatus(res);
+
+		PQclear(res);
+		/* a NOTIFY never leaves a COPY running: do not spin on one */
+		if (st == PGRES_COPY_IN || st == PGRES_COPY_OUT)
+			break;
+	}
+}
+
 /* LISTEN on this connection unless done (reconnecting first if needed). */
 static int
 store_pg_queue_listen(struct store_pg *s, struct err *err)
@@ -403,6 +453,7 @@ store_pg_queue_wait(struct store *base, int timeout_ms, struct err *err)
 	struct pollfd pfd;
 	int got;
 
+	store_pg_settle(s, -1);  /* our own NOTIFY's answer, if any */
 	if (store_pg_queue_listen(s, err) == -1)
 		return -1;
 	while ((got = store_pg_queue_drain(s)) == 0) {

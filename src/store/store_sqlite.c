@@ -2,9 +2,12 @@
  * store_sqlite — the embedded backend.  One connection per struct store
  * (SQLITE_OPEN_NOMUTEX: one thread at a time), WAL journal, synchronous=FULL
  * so a COMMIT that returned is on disk before the Receipt is sent, foreign
- * keys on, and a busy timeout so concurrent writers queue instead of failing.
- * Statements are prepared once per connection, at the first accept (after
- * the schema exists).  The delivery queue is in store_sqlite_queue.c.
+ * keys on, and a busy timeout so writers of other processes queue instead
+ * of failing.  Writers of this process queue in store_sqlite_writer.c (no
+ * busy sleeps), share commits and write on one connection of the writer's
+ * own; this file holds one accept's SQL.  Statements are prepared once per
+ * connection, at its first accept (after the schema exists).  The delivery
+ * queue is in store_sqlite_queue.c.
  */
 #include "store.h"
 
@@ -23,6 +26,9 @@ enum store_sqlite_stmt {
 	STORE_SQ_BEGIN,
 	STORE_SQ_COMMIT,
 	STORE_SQ_ROLLBACK,
+	STORE_SQ_SAVEPOINT,
+	STORE_SQ_RELEASE,
+	STORE_SQ_ROLLBACK_TO,
 	STORE_SQ_INS_INBOX,
 	STORE_SQ_INS_PAYLOAD,
 	STORE_SQ_INS_DELIVERY,
@@ -38,6 +44,10 @@ static const struct {
 	[STORE_SQ_BEGIN] = { "begin transaction", "BEGIN IMMEDIATE" },
 	[STORE_SQ_COMMIT] = { "commit", "COMMIT" },
 	[STORE_SQ_ROLLBACK] = { "roll back", "ROLLBACK" },
+	[STORE_SQ_SAVEPOINT] = { "set savepoint", "SAVEPOINT accept" },
+	[STORE_SQ_RELEASE] = { "release savepoint", "RELEASE accept" },
+	[STORE_SQ_ROLLBACK_TO] = { "roll back to savepoint",
+	    "ROLLBACK TO accept" },
 	[STORE_SQ_INS_INBOX] = { "insert inbox row",
 	    "INSERT INTO inbox (message_id, from_party, to_party, service,"
 	    " action, conversation_id, agreement_ref, pmode_id, source,"
@@ -87,7 +97,7 @@ store_sqlite_finalize(struct store_sqlite *s)
 }
 
 /* Prepare every statement once per connection; fails if not migrated. */
-static int
+int
 store_sqlite_prepare(struct store_sqlite *s, struct err *err)
 {
 	size_t i;
@@ -211,37 +221,42 @@ store_sqlite_insert_rest(struct store_sqlite *s, const struct store_message *m,
 	return store_sqlite_run(s, STORE_SQ_INS_DELIVERY, b, err);
 }
 
-/* Read the stored row: 1 same hash (receipt copied into a), 0 drift, -1. */
+/*
+ * Look up the stored row of m: 1 found (*same: its content hash is m's; then,
+ * when a is not NULL, the stored receipt is copied into a and ret), 0 no
+ * row, -1 error.
+ */
 static int
-store_sqlite_read_existing(struct store_sqlite *s,
-    const struct store_message *m, struct arena *a, struct store_result *ret,
-    struct err *err)
+store_sqlite_lookup(struct store_sqlite *s, const struct store_message *m,
+    struct arena *a, struct store_result *ret, int *same, struct err *err)
 {
 	sqlite3_stmt *st = s->st[STORE_SQ_SEL_INBOX];
 	const void *p;
 	int rc = -1, n;
 
-	if (store_sqlite_bind_text(st, 1, m->message_id) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_ROW) {
-		(void)store_sqlite_fail(s, "read inbox row", err);
-		goto out;
+	if (store_sqlite_bind_text(st, 1, m->message_id) != SQLITE_OK)
+		goto fail;
+	switch (sqlite3_step(st)) {
+	case SQLITE_DONE: rc = 0; goto out;
+	case SQLITE_ROW: break;
+	default: goto fail;
 	}
 	p = sqlite3_column_blob(st, 0);
-	if (sqlite3_column_bytes(st, 0) != STORE_HASH_LEN ||
-	    memcmp(p, m->content_hash, STORE_HASH_LEN) != 0) {
-		rc = 0;
+	*same = sqlite3_column_bytes(st, 0) == STORE_HASH_LEN &&
+	    memcmp(p, m->content_hash, STORE_HASH_LEN) == 0;
+	rc = 1;
+	if (!*same || a == NULL)
 		goto out;
-	}
 	p = sqlite3_column_blob(st, 1);
 	n = sqlite3_column_bytes(st, 1);
 	ret->receipt = arena_memdup(a, p, (size_t)n);
 	ret->receipt_len = (size_t)n;
-	if (ret->receipt == NULL) {
-		(void)err_set(err, ERR_INTERNAL, NULL,
+	if (ret->receipt == NULL)
+		rc = err_set(err, ERR_INTERNAL, NULL,
 		    "request memory exhausted copying the stored receipt");
-		goto out;
-	}
-	rc = 1;
+	goto out;
+fail:
+	(void)store_sqlite_fail(s, "read inbox row", err);
 out:
 	store_sqlite_done(st);
 	return rc;
@@ -268,61 +283,129 @@ out:
 	return rc;
 }
 
-/* Inside the open transaction: decide and record new / duplicate / drift. */
+/* Run one transaction control statement of store_sqlite_int.h. */
+int
+store_sqlite_txn(struct store_sqlite *s, enum store_sqlite_txn op,
+    struct err *err)
+{
+	static const enum store_sqlite_stmt id[] = {
+		[STORE_SQLITE_BEGIN] = STORE_SQ_BEGIN,
+		[STORE_SQLITE_COMMIT] = STORE_SQ_COMMIT,
+		[STORE_SQLITE_ROLLBACK] = STORE_SQ_ROLLBACK,
+		[STORE_SQLITE_SAVEPOINT] = STORE_SQ_SAVEPOINT,
+		[STORE_SQLITE_RELEASE] = STORE_SQ_RELEASE,
+		[STORE_SQLITE_ROLLBACK_TO] = STORE_SQ_ROLLBACK_TO,
+	};
+
+	return store_sqlite_run(s, id[op], SQLITE_OK, err);
+}
+
+/* A NEW: the rest of its rows, then the fault point, then the result. */
 static int
+store_sqlite_new(struct store_sqlite *s, const struct store_message *m,
+    struct store_result *ret, struct err *err)
+{
+	if (store_sqlite_insert_rest(s, m, err) == -1)
+		return -1;
+	fault_point("store.after-insert");
+	ret->outcome = STORE_NEW;
+	ret->receipt = m->receipt;
+	ret->receipt_len = m->receipt_len;
+	ret->duplicates = 0;
+	return 0;
+}
+
+/*
+ * Inside the open transaction: decide and record new / duplicate / drift.
+ * A probe inserts nothing: no row is STORE_ABSENT.
+ */
+int
 store_sqlite_decide(struct store_sqlite *s, const struct store_message *m,
     struct arena *a, struct store_result *ret, struct err *err)
 {
-	int r = store_sqlite_insert_inbox(s, m, err);
+	int r = 0, same = 0;
 
-	if (r == 1) {
-		if (store_sqlite_insert_rest(s, m, err) == -1)
-			return -1;
-		fault_point("store.after-insert");
-		ret->outcome = STORE_NEW;
-		ret->receipt = m->receipt;
-		ret->receipt_len = m->receipt_len;
-		ret->duplicates = 0;
-		return 0;
-	}
+	if (m->receipt != NULL)
+		r = store_sqlite_insert_inbox(s, m, err);
+	if (r == 1)
+		return store_sqlite_new(s, m, ret, err);
 	if (r == 0)
-		r = store_sqlite_read_existing(s, m, a, ret, err);
-	if (r == 0) {
-		ret->outcome = STORE_DRIFT;
+		r = store_sqlite_lookup(s, m, a, ret, &same, err);
+	if (r == 0 && m->receipt != NULL)  /* the conflicting row is gone? */
+		return err_set(err, ERR_STORE, NULL,
+		    "could not read inbox row: row missing after a conflict");
+	if (r == -1)
+		return -1;
+	if (r == 0 || !same) {
+		ret->outcome = r == 0 ? STORE_ABSENT : STORE_DRIFT;
 		ret->receipt = NULL;
 		ret->receipt_len = 0;
 		return 0;
 	}
-	if (r == -1 || store_sqlite_count_dup(s, m, ret, err) == -1)
+	if (store_sqlite_count_dup(s, m, ret, err) == -1)
 		return -1;
 	ret->outcome = STORE_DUPLICATE;
 	return 0;
 }
 
-/* The accept transaction (store.h); never leaves a transaction open. */
+/* What a message adds to a group-commit batch (bounded per batch). */
+static size_t
+store_sqlite_bytes(const struct store_message *m)
+{
+	size_t n = m->receipt_len, i;
+
+	for (i = 0; i < m->n_parts; i++)
+		n += m->parts[i].len;
+	return n;
+}
+
+/*
+ * Before a batch's write transaction, on the writer's connection (a read:
+ * no lock in WAL mode, and that connection's page cache is warm): 1 when m
+ * needs no write, answered into ret (a drifted row, or a probe of an absent
+ * one); 0 when it goes into the write transaction, with *may_insert set
+ * when it is not a probe and its row was not seen (or the read failed:
+ * the write transaction meets the failure again and reports it).
+ */
+int
+store_sqlite_look(struct store_sqlite *s, const struct store_message *m,
+    struct store_result *ret, int *may_insert)
+{
+	int found, same = 0;
+
+	found = store_sqlite_lookup(s, m, NULL, NULL, &same, NULL);
+	*may_insert = found != 1 && m->receipt != NULL;
+	if ((found == 1 && !same) || (found == 0 && m->receipt == NULL)) {
+		ret->outcome = found == 1 ? STORE_DRIFT : STORE_ABSENT;
+		ret->receipt = NULL;
+		ret->receipt_len = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The accept transaction (store.h): queue in the process's writer
+ * (store_sqlite_writer.c), which reads first (store_sqlite_look) and
+ * decides again inside the write transaction (the row may have come or
+ * gone meanwhile).  Nothing is read on this handle's own connection: every
+ * commit of the writer's connection empties its page cache, so a read here
+ * would cost a pread per page.
+ */
 static int
 store_sqlite_accept(struct store *base, const struct store_message *m,
     struct arena *a, struct store_result *ret, struct err *err)
 {
 	struct store_sqlite *s = (struct store_sqlite *)base;
-	int rc = -1;
+	struct store_sqlite_req r;
 
-	if (store_sqlite_prepare(s, err) == -1 ||
-	    store_sqlite_run(s, STORE_SQ_BEGIN, SQLITE_OK, err) == -1)
-		goto out;
-	if (store_sqlite_decide(s, m, a, ret, err) == -1)
-		goto out;
-	/* Drift changes nothing: end the transaction without writing. */
-	if (ret->outcome == STORE_DRIFT)
-		rc = store_sqlite_run(s, STORE_SQ_ROLLBACK, SQLITE_OK, err);
-	else {
-		fault_point("store.before-commit");
-		rc = store_sqlite_run(s, STORE_SQ_COMMIT, SQLITE_OK, err);
-	}
-out:
-	if (sqlite3_get_autocommit(s->db) == 0)
-		(void)store_sqlite_run(s, STORE_SQ_ROLLBACK, SQLITE_OK, NULL);
-	return rc;
+	memset(&r, 0, sizeof(r));
+	r.m = m;
+	r.a = a;
+	r.ret = ret;
+	r.err = err;
+	r.bytes = store_sqlite_bytes(m);
+	return store_sqlite_writer_accept(s, &r);
 }
 
 /* Run SQL text without results (pragmas, DDL, transaction control). */
@@ -411,17 +494,37 @@ out:
 	return rc;
 }
 
-/* Apply the pending sqlite/ migrations in name order. */
+/*
+ * Apply the pending sqlite/ migrations in name order, holding this
+ * process's writer and on its connection (other processes: BEGIN IMMEDIATE
+ * and the busy timeout).
+ */
 static int
 store_sqlite_migrate(struct store *base, struct err *err)
 {
 	struct store_sqlite *s = (struct store_sqlite *)base;
+	struct store_sqlite *c = store_sqlite_writer_conn(s);
 	const struct store_sql *f;
 	size_t pos = 0;
+	int rc = 0;
 
-	while ((f = store_migration_next("sqlite", &pos)) != NULL)
-		if (store_sqlite_migrate_one(s, f, err) == -1)
-			return -1;
+	store_sqlite_writer_lock(s->w);
+	while (rc == 0 && (f = store_migration_next("sqlite", &pos)) != NULL)
+		rc = store_sqlite_migrate_one(c, f, err);
+	store_sqlite_writer_unlock(s->w);
+	return rc;
+}
+
+/* synchronous=NORMAL or FULL (store_sqlite_int.h); outside a transaction. */
+int
+store_sqlite_sync(struct store_sqlite *s, int normal, struct err *err)
+{
+	if (s->sync_normal == (normal != 0))
+		return 0;
+	if (store_sqlite_exec(s, normal ? "PRAGMA synchronous = NORMAL" :
+	    "PRAGMA synchronous = FULL", "set synchronous", err) == -1)
+		return -1;
+	s->sync_normal = normal != 0;
 	return 0;
 }
 
@@ -438,16 +541,28 @@ store_sqlite_ping(struct store *base, struct err *err)
 	    "reach the database", err);
 }
 
-/* Finalize statements, close the connection, free the handle. */
-static void
-store_sqlite_close(struct store *base)
+/* Finalize statements, close the connection, free it (no writer). */
+void
+store_sqlite_disconnect(struct store_sqlite *s)
 {
-	struct store_sqlite *s = (struct store_sqlite *)base;
-
+	if (s == NULL)
+		return;
 	store_sqlite_finalize(s);
 	store_sqlite_queue_finalize(s);
 	(void)sqlite3_close(s->db);
 	free(s);
+}
+
+/* Close the handle's connection, then drop its writer reference (the last
+ * one closes the writer's connection). */
+static void
+store_sqlite_close(struct store *base)
+{
+	struct store_sqlite *s = (struct store_sqlite *)base;
+	struct store_sqlite_writer *w = s->w;
+
+	store_sqlite_disconnect(s);
+	store_sqlite_writer_put(w);
 }
 
 static const struct store_ops store_sqlite_ops = {
@@ -516,9 +631,10 @@ store_sqlite_wal(struct store_sqlite *s, struct err *err)
 	return rc == SQLITE_OK ? 0 : -1;
 }
 
-/* Open path (creating the file) and configure the connection. */
+/* Open path (creating the file) and configure one connection (no writer). */
 int
-store_sqlite_open(const char *path, struct store **ret, struct err *err)
+store_sqlite_connect(const char *path, struct store_sqlite **ret,
+    struct err *err)
 {
 	struct store_sqlite *s;
 	int rc = -1;
@@ -542,10 +658,28 @@ store_sqlite_open(const char *path, struct store **ret, struct err *err)
 	    "set synchronous", err) == -1 ||
 	    store_sqlite_wal(s, err) == -1)
 		goto out;
-	*ret = &s->base;
+	*ret = s;
 	rc = 0;
 out:
 	if (rc == -1)
-		store_sqlite_close(&s->base);
+		store_sqlite_disconnect(s);
 	return rc;
+}
+
+/* Open path (creating the file): the handle's connection and the process's
+ * writer of the file (store_sqlite_writer.c). */
+int
+store_sqlite_open(const char *path, struct store **ret, struct err *err)
+{
+	struct store_sqlite *s;
+
+	if (store_sqlite_connect(path, &s, err) == -1)
+		return -1;
+	if (store_sqlite_writer_get(sqlite3_db_filename(s->db, "main"), &s->w,
+	    err) == -1) {
+		store_sqlite_disconnect(s);
+		return -1;
+	}
+	*ret = &s->base;
+	return 0;
 }

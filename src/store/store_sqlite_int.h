@@ -1,7 +1,8 @@
 /*
- * store_sqlite_int — what store_sqlite.c (connection, migrations, accept)
- * shares with store_sqlite_queue.c (claim, finish, purge, stats, wait).
- * Not for callers of the store.
+ * store_sqlite_int — what store_sqlite.c (connection, migrations, one
+ * accept's SQL) shares with store_sqlite_queue.c (claim, finish, purge,
+ * stats, wait) and store_sqlite_writer.c (the process's writer queue and
+ * group commit).  Not for callers of the store.
  */
 #ifndef AS4GW_STORE_SQLITE_INT_H
 #define AS4GW_STORE_SQLITE_INT_H
@@ -12,14 +13,57 @@
 
 /* Statements of accept (store_sqlite.c) and of the queue
  * (store_sqlite_queue.c), each set prepared at its first use. */
-#define STORE_SQLITE_ACCEPT_STMTS 8
+#define STORE_SQLITE_ACCEPT_STMTS 11
 #define STORE_SQLITE_QUEUE_STMTS 13
 
+/* Group commit bounds: requests and bytes (receipts + payloads) per batch;
+ * a batch always takes at least one request. */
+#define STORE_SQLITE_BATCH_MAX 64
+#define STORE_SQLITE_BATCH_BYTES ((size_t)16 << 20)
+
+/* Shared by the handles of one process on one database file (opaque,
+ * store_sqlite_writer.c). */
+struct store_sqlite_writer;
+
+/* A handle (store_sqlite_open) or a writer's own connection
+ * (store_sqlite_connect: w NULL, never handed to callers). */
 struct store_sqlite {
 	struct store base;
 	sqlite3 *db;
+	struct store_sqlite_writer *w; /* never NULL once open (handles) */
+	int sync_normal;              /* synchronous=NORMAL is set (for a
+	                               * duplicate-only batch); FULL otherwise */
 	sqlite3_stmt *st[STORE_SQLITE_ACCEPT_STMTS]; /* NULL until first use */
 	sqlite3_stmt *q[STORE_SQLITE_QUEUE_STMTS];  /* likewise */
+};
+
+/*
+ * One accept waiting in the writer queue.  It lives on the stack of the
+ * thread that called store_accept, which blocks until done is set; until
+ * then the leader of its batch reads m and writes ret, err and (a stored
+ * receipt) a, on the writer's connection.
+ */
+struct store_sqlite_req {
+	const struct store_message *m;
+	struct arena *a;
+	struct store_result *ret;
+	struct err *err;              /* may be NULL */
+	size_t bytes;                 /* what it adds to a batch */
+	int answered;                 /* leader: by store_sqlite_look */
+	int retry;                    /* leader: undone, queue it again */
+	int done;                     /* under the writer's lock */
+	int rc;                       /* 0 / -1 once done */
+	struct store_sqlite_req *next;
+};
+
+/* Transaction control on one connection (store_sqlite_txn). */
+enum store_sqlite_txn {
+	STORE_SQLITE_BEGIN,           /* BEGIN IMMEDIATE */
+	STORE_SQLITE_COMMIT,
+	STORE_SQLITE_ROLLBACK,
+	STORE_SQLITE_SAVEPOINT,       /* one savepoint name: never nested */
+	STORE_SQLITE_RELEASE,
+	STORE_SQLITE_ROLLBACK_TO
 };
 
 /* Record the connection's last failure as ERR_STORE ("could not <what>"). */
@@ -38,6 +82,91 @@ void store_sqlite_done(sqlite3_stmt *st);
  */
 int store_sqlite_step(struct store_sqlite *s, sqlite3_stmt *st, int bind_rc,
     const char *what, struct err *err);
+
+/*
+ * Open path (creating the file) and configure one connection like a
+ * handle's (NOMUTEX, busy timeout, foreign keys, synchronous=FULL, WAL), but
+ * with no writer: the writer's own connection.
+ */
+int store_sqlite_connect(const char *path, struct store_sqlite **ret,
+    struct err *err);
+
+/* Finalize its statements, close and free a connection; accepts NULL.
+ * Leaves s->w alone. */
+void store_sqlite_disconnect(struct store_sqlite *s);
+
+/* Prepare accept's statements once per connection; fails if not migrated. */
+int store_sqlite_prepare(struct store_sqlite *s, struct err *err);
+
+/* Run one transaction control statement (prepared). */
+int store_sqlite_txn(struct store_sqlite *s, enum store_sqlite_txn op,
+    struct err *err);
+
+/*
+ * Set synchronous=NORMAL (normal != 0) or FULL on the connection when it is
+ * not set already; outside a transaction only (SQLite refuses it inside).
+ */
+int store_sqlite_sync(struct store_sqlite *s, int normal, struct err *err);
+
+/*
+ * Outside a transaction, before a batch: 1 m needs no write (a drifted row,
+ * or a probe of an absent one), answered into ret; 0 it needs the write
+ * transaction (*may_insert: no row seen and not a probe).
+ */
+int store_sqlite_look(struct store_sqlite *s, const struct store_message *m,
+    struct store_result *ret, int *may_insert);
+
+/*
+ * Inside an open write transaction: decide and record new / duplicate /
+ * drift (or absent, for a probe) for m; a stored receipt is copied into a.
+ * Fault point store.after-insert once a NEW's rows are written.
+ */
+int store_sqlite_decide(struct store_sqlite *s, const struct store_message *m,
+    struct arena *a, struct store_result *ret, struct err *err);
+
+/*
+ * The writer shared by this process's handles on the database file path
+ * (canonical: realpath; "" or NULL: a private writer, e.g. ":memory:"),
+ * created at the first open, with its own connection (not for a private
+ * writer), and counted.  ERR_INTERNAL when out of memory, ERR_STORE when
+ * its connection cannot be opened.
+ */
+int store_sqlite_writer_get(const char *path,
+    struct store_sqlite_writer **ret, struct err *err);
+
+/* Drop one reference (the last closes its connection and frees it);
+ * accepts NULL. */
+void store_sqlite_writer_put(struct store_sqlite_writer *w);
+
+/*
+ * The connection that writes for handle s: its writer's own connection, or
+ * s itself for a private writer.  Use it only while leading a batch or
+ * holding store_sqlite_writer_lock().
+ */
+struct store_sqlite *store_sqlite_writer_conn(struct store_sqlite *s);
+
+/*
+ * Queue r (r->m, a, ret, err, bytes set; the rest zero) behind the
+ * process's other writers of the file and wait: the thread that finds no
+ * leader runs the queued requests in batches on the writer's connection
+ * (store_sqlite_writer_conn(s)), group commit, until its own is done.
+ * Returns r->rc.
+ */
+int store_sqlite_writer_accept(struct store_sqlite *s,
+    struct store_sqlite_req *r);
+
+/*
+ * Exclusive use of the writer (and of its connection) for a transaction of
+ * another kind (claim, finish, purge, migrate): waits while a batch runs,
+ * then holds off the queue until store_sqlite_writer_unlock().
+ */
+void store_sqlite_writer_lock(struct store_sqlite_writer *w);
+void store_sqlite_writer_unlock(struct store_sqlite_writer *w);
+
+/* For tests and gauges: requests queued (not yet taken into a batch), and
+ * write transactions of batches run so far, by the writer w. */
+void store_sqlite_writer_counts(struct store_sqlite_writer *w, size_t *queued,
+    uint64_t *batches);
 
 /* The ops of store_sqlite_queue.c (see store.h for each). */
 int store_sqlite_queue_claim(struct store *base, int64_t now_ms,

@@ -3,6 +3,11 @@
  * SQLite backend (store.h "The delivery queue").  SQLite has one writer at a
  * time, so a claim is simply BEGIN IMMEDIATE, take the oldest claimable row,
  * read its message, COMMIT: two deliverers can never take the same row.
+ * Every write holds this process's writer of the file (store_sqlite_writer.c)
+ * so it queues with the accepts instead of sleeping in SQLite's busy
+ * handler, and runs on the writer's connection (whose page cache the
+ * accepts' batches keep warm; a write on another connection would make it
+ * cold).  The gauges read on the handle's own connection.
  * Statements are prepared at the first use on a connection (after the
  * schema exists) and finalized at close.
  */
@@ -117,12 +122,18 @@ store_sqlite_queue_finalize(struct store_sqlite *s)
 	}
 }
 
-/* Prepare the queue's statements once per connection; fails unmigrated. */
+/*
+ * Prepare the queue's statements once per connection; fails unmigrated.
+ * Also puts synchronous back to FULL should a duplicate-only batch have
+ * failed to (store_sqlite_writer.c).
+ */
 static int
 store_sqlite_queue_prepare(struct store_sqlite *s, struct err *err)
 {
 	size_t i;
 
+	if (store_sqlite_sync(s, 0, err) == -1)
+		return -1;
 	if (s->q[0] != NULL)
 		return 0;
 	for (i = 0; i < STORE_SQQ_COUNT; i++) {
@@ -324,9 +335,11 @@ store_sqlite_queue_claim(struct store *base, int64_t now_ms,
     int64_t stale_ms, struct arena *a, struct store_delivery *ret,
     struct err *err)
 {
-	struct store_sqlite *s = (struct store_sqlite *)base;
+	struct store_sqlite *h = (struct store_sqlite *)base;
+	struct store_sqlite *s = store_sqlite_writer_conn(h);
 	int rc = -1;
 
+	store_sqlite_writer_lock(h->w);
 	if (store_sqlite_queue_begin(s, err) == -1)
 		goto out;
 	rc = store_sqlite_queue_take(s, now_ms, stale_ms, a, ret, err);
@@ -334,26 +347,35 @@ store_sqlite_queue_claim(struct store *base, int64_t now_ms,
 	    store_sqlite_queue_parts(s, a, ret, err) == -1))
 		rc = -1;
 out:
-	return store_sqlite_queue_end(s, rc, err);
+	rc = store_sqlite_queue_end(s, rc, err);
+	store_sqlite_writer_unlock(h->w);
+	return rc;
 }
 
-/* ok: 'done' and processed_at, in one transaction; else back to 'ready'. */
-int
-store_sqlite_queue_finish(struct store *base, const char *message_id,
-    int ok, int64_t now_ms, int64_t retry_at_ms, struct err *err)
+/* Back to 'ready' after a failed hand-off (one autocommit statement). */
+static int
+store_sqlite_queue_retry(struct store_sqlite *s, const char *message_id,
+    int64_t retry_at_ms, struct err *err)
 {
-	struct store_sqlite *s = (struct store_sqlite *)base;
+	sqlite3_stmt *st;
+	int b;
+
+	if (store_sqlite_queue_prepare(s, err) == -1)
+		return -1;
+	st = s->q[STORE_SQQ_RETRY];
+	b = store_sqlite_bind_text(st, 1, message_id);
+	b |= sqlite3_bind_int64(st, 2, retry_at_ms);
+	return store_sqlite_queue_run(s, STORE_SQQ_RETRY, b, err);
+}
+
+/* ok: 'done' and processed_at, in one transaction (writer held). */
+static int
+store_sqlite_queue_done(struct store_sqlite *s, const char *message_id,
+    int64_t now_ms, struct err *err)
+{
 	sqlite3_stmt *st;
 	int rc = -1, b;
 
-	if (!ok) {
-		if (store_sqlite_queue_prepare(s, err) == -1)
-			return -1;
-		st = s->q[STORE_SQQ_RETRY];
-		b = store_sqlite_bind_text(st, 1, message_id);
-		b |= sqlite3_bind_int64(st, 2, retry_at_ms);
-		return store_sqlite_queue_run(s, STORE_SQQ_RETRY, b, err);
-	}
 	if (store_sqlite_queue_begin(s, err) == -1)
 		goto out;
 	st = s->q[STORE_SQQ_DONE];
@@ -371,6 +393,24 @@ store_sqlite_queue_finish(struct store *base, const char *message_id,
 	rc = 0;
 out:
 	return store_sqlite_queue_end(s, rc, err);
+}
+
+/* ok: 'done' and processed_at; else back to 'ready' (store.h). */
+int
+store_sqlite_queue_finish(struct store *base, const char *message_id,
+    int ok, int64_t now_ms, int64_t retry_at_ms, struct err *err)
+{
+	struct store_sqlite *h = (struct store_sqlite *)base;
+	struct store_sqlite *s = store_sqlite_writer_conn(h);
+	int rc;
+
+	store_sqlite_writer_lock(h->w);
+	if (ok)
+		rc = store_sqlite_queue_done(s, message_id, now_ms, err);
+	else
+		rc = store_sqlite_queue_retry(s, message_id, retry_at_ms, err);
+	store_sqlite_writer_unlock(h->w);
+	return rc;
 }
 
 /* Bind the purge parameters ?1..?5 shared by PURGE and KEPT. */
@@ -414,11 +454,13 @@ int
 store_sqlite_queue_purge(struct store *base, const struct store_purge *p,
     size_t *purged, size_t *kept, struct err *err)
 {
-	struct store_sqlite *s = (struct store_sqlite *)base;
+	struct store_sqlite *h = (struct store_sqlite *)base;
+	struct store_sqlite *s = store_sqlite_writer_conn(h);
 	struct buf legs = { 0 };
 	int64_t max = 0;
 	int rc = -1, b;
 
+	store_sqlite_writer_lock(h->w);
 	if (store_purge_legs(p, &legs, &max, err) == -1 ||
 	    store_sqlite_queue_begin(s, err) == -1)
 		goto out;
@@ -434,6 +476,7 @@ store_sqlite_queue_purge(struct store *base, const struct store_purge *p,
 	rc = 0;
 out:
 	rc = store_sqlite_queue_end(s, rc, err);
+	store_sqlite_writer_unlock(h->w);
 	buf_free(&legs);
 	return rc;
 }

@@ -818,8 +818,8 @@ run_fail_case(struct tstate *t, const struct fail_case *c)
 	memset(&res, 0xa5, sizeof(res));
 	sentinel = res;
 	if (inbox_accept(s, a, t_build(t->a, &m), NULL, "192.0.2.7",
-	    c->no_receipt ? NULL : RECEIPT_A,
-	    c->no_receipt ? 0 : sizeof(RECEIPT_A) - 1, &res, &err) != -1)
+	    RECEIPT_A, c->no_receipt ? 0 : sizeof(RECEIPT_A) - 1, &res,
+	    &err) != -1)
 		fail_msg("%s: accepted", c->name);
 	if (err.kind != c->kind || strstr(err.msg, c->msg) == NULL)
 		fail_msg("%s: %s \"%s\", want %s \"...%s...\"", c->name,
@@ -855,8 +855,8 @@ test_inbox_failures(void **state)
 		    "message id empty or too long" },
 		{ "no-conv", MUT_NO_CONVERSATION, 0, 0, FS_MIGRATED,
 		    ERR_INTERNAL, "a required field is missing" },
-		{ "no-receipt", MUT_NONE, 1, 0, FS_MIGRATED, ERR_INTERNAL,
-		    "no receipt" },
+		{ "empty-receipt", MUT_NONE, 1, 0, FS_MIGRATED, ERR_INTERNAL,
+		    "empty receipt" },
 		{ "arena", MUT_NONE, 0, 32, FS_MIGRATED, ERR_INTERNAL,
 		    "could not build the inbox row" },
 		{ "unmigrated", MUT_NONE, 0, 0, FS_UNMIGRATED, ERR_STORE,
@@ -877,6 +877,94 @@ test_inbox_failures(void **state)
 	    NULL), 0);
 }
 
+/*
+ * The two-step API with a probe (receipt NULL): an unknown MessageId is
+ * STORE_ABSENT and writes nothing; after the accept, a probe of the same
+ * content is a DUPLICATE with the stored Receipt and counts; a probe of other
+ * content is drift (EBMS:0004) and changes nothing.
+ */
+static void
+test_inbox_probe(void **state)
+{
+	struct tstate *t = *state;
+	struct store_message sm;
+	struct store_result res;
+	struct err err;
+	struct tmsg m;
+
+	t_base(&m, "probe");
+	err_clear(&err);
+	assert_int_equal(inbox_prepare(t->a, t_build(t->a, &m), NULL,
+	    "192.0.2.7", &sm, &err), 0);
+	assert_int_equal(inbox_submit(t->s, t->a, &sm, NULL, 0, &res, &err), 0);
+	assert_int_equal(res.outcome, STORE_ABSENT);
+	assert_null(res.receipt);
+	assert_int_equal(db_int(t, COUNT_INBOX_SQL, m.message_id, NULL), 0);
+	assert_int_equal(db_int(t, "SELECT count(*) FROM delivery", NULL, NULL),
+	    0);
+	/* the same prepared message, now with its receipt: NEW */
+	assert_int_equal(inbox_submit(t->s, t->a, &sm, RECEIPT_A,
+	    sizeof(RECEIPT_A) - 1, &res, &err), 0);
+	assert_int_equal(res.outcome, STORE_NEW);
+	assert_int_equal(inbox_submit(t->s, t->a, &sm, NULL, 0, &res, &err), 0);
+	assert_int_equal(res.outcome, STORE_DUPLICATE);
+	assert_int_equal(res.receipt_len, sizeof(RECEIPT_A) - 1);
+	assert_memory_equal(res.receipt, RECEIPT_A, res.receipt_len);
+	assert_int_equal(res.duplicates, 1);
+	assert_int_equal(db_int(t, DUPS_SQL, m.message_id, NULL), 1);
+	t_mutate(&m, MUT_PAYLOAD_BYTE);
+	assert_int_equal(inbox_prepare(t->a, t_build(t->a, &m), NULL,
+	    "192.0.2.7", &sm, &err), 0);
+	assert_int_equal(inbox_submit(t->s, t->a, &sm, NULL, 0, &res, &err),
+	    -1);
+	assert_int_equal(res.outcome, STORE_DRIFT);
+	assert_string_equal(err.ebms_code, "EBMS:0004");
+	assert_int_equal(db_int(t, DUPS_SQL, m.message_id, NULL), 1);
+	err_clear(&err);
+	assert_int_equal(inbox_submit(NULL, t->a, &sm, NULL, 0, &res, &err),
+	    -1);
+	assert_int_equal(err.kind, ERR_STORE);
+}
+
+/*
+ * The retry hint: a noted id is seen, others are not (a different id in
+ * the same slot evicts it: only a hint); NULL table and NULL id are safe;
+ * sizes out of range are refused.
+ */
+static void
+test_inbox_recent(void **state)
+{
+	struct inbox_recent *r = inbox_recent_new(4);
+	char id[32];
+	int i, seen = 0;
+
+	(void)state;
+	assert_non_null(r);
+	assert_null(inbox_recent_new(0));
+	assert_null(inbox_recent_new(25));
+	assert_int_equal(inbox_recent_seen(r, "a@x"), 0);
+	inbox_recent_note(r, "a@x");
+	assert_int_equal(inbox_recent_seen(r, "a@x"), 1);
+	assert_int_equal(inbox_recent_seen(r, "b@x"), 0);
+	assert_int_equal(inbox_recent_seen(r, ""), 0);
+	/* 16 slots: 100 more ids leave at most 16 of them seen */
+	for (i = 0; i < 100; i++) {
+		(void)snprintf(id, sizeof(id), "m%d@x", i);
+		inbox_recent_note(r, id);
+	}
+	for (i = 0; i < 100; i++) {
+		(void)snprintf(id, sizeof(id), "m%d@x", i);
+		seen += inbox_recent_seen(r, id);
+	}
+	assert_true(seen >= 1 && seen <= 16);
+	assert_int_equal(inbox_recent_seen(NULL, "a@x"), 0);
+	assert_int_equal(inbox_recent_seen(r, NULL), 0);
+	inbox_recent_note(NULL, "a@x");
+	inbox_recent_note(r, NULL);
+	inbox_recent_free(r);
+	inbox_recent_free(NULL);
+}
+
 int
 main(void)
 {
@@ -885,6 +973,7 @@ main(void)
 		T(test_inbox_new_parties), T(test_inbox_new_row),
 		T(test_inbox_props_json), T(test_inbox_duplicate),
 		T(test_inbox_drift), T(test_inbox_failures),
+		T(test_inbox_probe), T(test_inbox_recent),
 	};
 #undef T
 

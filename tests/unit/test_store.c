@@ -27,6 +27,8 @@
 
 #define N_THREADS 16
 #define BIG_LEN ((size_t)1 << 20)
+/* sqlite has migrations 001 and 002; postgresql also 003 (as4gw_accept) */
+#define N_MIGRATIONS(c) ((c)->pg ? 3 : 2)
 #define RECEIVED_MS INT64_C(1767323045678)
 
 /* One backend under test; the state every test receives. */
@@ -310,6 +312,19 @@ tcount(const struct tctx *c, const char *sql, int64_t want)
 		    (long long)want);
 }
 
+/* tcount() with a printf-built query. */
+static void __attribute__((format(printf, 3, 4)))
+tcountf(const struct tctx *c, int64_t want, const char *fmt, ...)
+{
+	char sql[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(sql, sizeof(sql), fmt, ap);
+	va_end(ap);
+	tcount(c, sql, want);
+}
+
 /* ---- the table of cases --------------------------------------------- */
 
 /* Migrating twice is a no-op; the schema is there and empty; ping works. */
@@ -329,11 +344,19 @@ t_migrate_twice(void **state)
 	store_close(s);
 	s = topen(c);  /* a second process */
 	store_close(s);
-	tcount(c, "SELECT count(*) FROM schema_migrations", 2);
+	tcount(c, "SELECT count(*) FROM schema_migrations", N_MIGRATIONS(c));
 	tcount(c, "SELECT count(*) FROM schema_migrations"
 	    " WHERE name LIKE '%/001_inbox.sql'", 1);
 	tcount(c, "SELECT count(*) FROM schema_migrations"
 	    " WHERE name LIKE '%/002_delivery.sql'", 1);
+	if (c->pg) {
+		tcount(c, "SELECT count(*) FROM schema_migrations"
+		    " WHERE name = 'postgresql/003_accept.sql'", 1);
+		/* created once, in the schema the store works in */
+		tcountf(c, 1, "SELECT count(*) FROM pg_proc p JOIN pg_namespace n"
+		    " ON n.oid = p.pronamespace WHERE p.proname = 'as4gw_accept'"
+		    " AND n.nspname = '%s' AND NOT p.prosecdef", c->schema);
+	}
 	tcount(c, "SELECT count(*) FROM inbox", 0);
 	tcount(c, "SELECT count(*) FROM payload", 0);
 	tcount(c, "SELECT count(*) FROM delivery", 0);
@@ -550,7 +573,12 @@ t_not_migrated(void **state)
 	arena_free(a);
 }
 
-/* No room in the request arena for the stored receipt: fail, count nothing. */
+/*
+ * No room in the request arena for the stored receipt: fail.  sqlite copies
+ * it before COMMIT and counts nothing; postgresql's one statement has
+ * committed the count when the receipt arrives (like a duplicate whose
+ * answer never reached the partner).
+ */
 static void
 t_arena_exhausted(void **state)
 {
@@ -572,9 +600,9 @@ t_arena_exhausted(void **state)
 	(void)taccept(s, a, &t, STORE_NEW);
 	assert_int_equal(store_accept(s, &t.m, tiny, &r, &err), -1);
 	assert_int_equal(err.kind, ERR_INTERNAL);
-	tcount(c, "SELECT duplicates FROM inbox", 0);
+	tcount(c, "SELECT duplicates FROM inbox", c->pg ? 1 : 0);
 	r = taccept(s, a, &t, STORE_DUPLICATE);
-	assert_int_equal(r.duplicates, 1);
+	assert_int_equal(r.duplicates, c->pg ? 2 : 1);
 	store_close(s);
 	arena_free(tiny);
 	arena_free(a);
@@ -736,7 +764,7 @@ t_concurrent_migrate(void **state)
 
 	NEED(c);
 	trun_threads(c, th, 8, 1);
-	tcount(c, "SELECT count(*) FROM schema_migrations", 2);
+	tcount(c, "SELECT count(*) FROM schema_migrations", N_MIGRATIONS(c));
 	tcount(c, "SELECT count(*) FROM inbox", 0);
 }
 
@@ -778,7 +806,8 @@ t_pg_connection_lost(void **state)
 	struct tctx *c = *state;
 	struct arena *a;
 	struct store *s;
-	struct tmsg t1, t2;
+	struct tmsg t1, t2, t3;
+	struct store_result r;
 	struct err err = { 0 };
 
 	NEED(c);
@@ -786,17 +815,30 @@ t_pg_connection_lost(void **state)
 	s = topen(c);
 	tmsg_init(&t1, "lost-1@as4gw.test", 0x01, "r1");
 	tmsg_init(&t2, "lost-2@as4gw.test", 0x02, "r2");
+	tmsg_init(&t3, "lost-3@as4gw.test", 0x03, "r3");
+	tmsg_add_big(&t3);  /* streamed: BEGIN ... COMMIT */
 	(void)taccept(s, a, &t1, STORE_NEW);
 	tpg_terminate(c);
-	/* the connection still looks fine; its first command fails on the dead
-	 * socket, nothing was inside a transaction, so it is reset and retried
-	 * once: the caller sees no error (store_pg_begin) */
+	/* the connection still looks fine; reading the answer of the NEW's
+	 * NOTIFY finds it dead, so it is reset before the accept */
 	(void)taccept(s, a, &t2, STORE_NEW);
 	(void)taccept(s, a, &t1, STORE_DUPLICATE);
 	tpg_terminate(c);
+	/* nothing pending: the accept statement itself fails on the dead
+	 * socket; it is its own transaction, so it is run once more on a fresh
+	 * connection and the caller sees no error (store_pg_call) */
+	r = taccept(s, a, &t1, STORE_DUPLICATE);
+	assert_int_equal(r.duplicates, 2);
+	tpg_terminate(c);
+	/* the same for the BEGIN of a streamed accept (store_pg_begin) */
+	(void)taccept(s, a, &t3, STORE_NEW);
+	(void)taccept(s, a, &t3, STORE_DUPLICATE);
+	tpg_terminate(c);
 	assert_int_equal(store_ping(s, &err), 0);
 	assert_int_equal(err.kind, ERR_NONE);
-	tcount(c, "SELECT count(*) FROM inbox", 2);
+	tcount(c, "SELECT count(*) FROM inbox", 3);
+	tcount(c, "SELECT count(*) FROM payload", 8);
+	free(t3.big);
 	store_close(s);
 	arena_free(a);
 }
@@ -828,19 +870,6 @@ tq_exec(const struct tctx *c, const char *sql)
 			fail_msg("%s: %s", sql, sqlite3_errmsg(db));
 		sqlite3_close(db);
 	}
-}
-
-/* tcount() with a printf-built query. */
-static void __attribute__((format(printf, 3, 4)))
-tcountf(const struct tctx *c, int64_t want, const char *fmt, ...)
-{
-	char sql[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(sql, sizeof(sql), fmt, ap);
-	va_end(ap);
-	tcount(c, sql, want);
 }
 
 /* Accept message id, received at T0 + off_ms on leg pmode (NULL: none). */
@@ -1632,6 +1661,378 @@ t_pg_queue_reconnect(void **state)
 	arena_free(a);
 }
 
+/* ---- probes, part shapes, streamed payloads (issue 5) ------------------ */
+
+/* A probe (no receipt): an absent id writes nothing; a stored id with the
+ * same hash is a counted duplicate with the stored receipt; another hash is
+ * drift and is not counted. */
+static void
+t_probe(void **state)
+{
+	struct tctx *c = *state;
+	struct arena *a;
+	struct store *s;
+	struct tmsg t, probe;
+	struct store_result r;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tmsg_init(&probe, "probe-1@as4gw.test", 0x5a, "unused");
+	probe.m.receipt = NULL;
+	probe.m.receipt_len = 0;
+	r = taccept(s, a, &probe, STORE_ABSENT);
+	assert_null(r.receipt);
+	assert_int_equal(r.receipt_len, 0);
+	assert_int_equal(r.duplicates, 0);
+	tcount(c, "SELECT count(*) FROM inbox", 0);
+	tcount(c, "SELECT count(*) FROM payload", 0);
+	tcount(c, "SELECT count(*) FROM delivery", 0);
+	tmsg_init(&t, "probe-1@as4gw.test", 0x5a, "receipt-stored");
+	(void)taccept(s, a, &t, STORE_NEW);
+	r = taccept(s, a, &probe, STORE_DUPLICATE);
+	assert_int_equal(r.receipt_len, strlen("receipt-stored"));
+	assert_memory_equal(r.receipt, "receipt-stored", r.receipt_len);
+	assert_int_equal(r.duplicates, 1);
+	tcount(c, "SELECT count(*) FROM inbox WHERE duplicates = 1"
+	    " AND last_duplicate_at IS NOT NULL", 1);
+	memset(probe.m.content_hash, 0x5b, STORE_HASH_LEN);
+	r = taccept(s, a, &probe, STORE_DRIFT);
+	assert_null(r.receipt);
+	assert_int_equal(r.receipt_len, 0);
+	tcount(c, "SELECT duplicates FROM inbox", 1);
+	tcount(c, "SELECT count(*) FROM payload", 2);
+	tcount(c, "SELECT count(*) FROM delivery", 1);
+	/* a full call after the probe still decides as usual */
+	r = taccept(s, a, &t, STORE_DUPLICATE);
+	assert_int_equal(r.duplicates, 2);
+	store_close(s);
+	arena_free(a);
+}
+
+/* bytes[i] = a pattern of seed (payload test data). */
+static unsigned char *
+tpattern(size_t len, unsigned seed)
+{
+	unsigned char *p = malloc(len > 0 ? len : 1);
+	size_t i;
+
+	assert_non_null(p);
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)((i * 31 + seed) ^ (i >> 9));
+	return p;
+}
+
+/* Part no of t stored with exactly these bytes. */
+static void
+tpart_bytes(const struct tctx *c, int no, const unsigned char *want,
+    size_t len)
+{
+	char sql[128];
+	unsigned char *v;
+	size_t got;
+
+	(void)snprintf(sql, sizeof(sql),
+	    "SELECT content FROM payload WHERE part_no = %d", no);
+	v = tq_value(c, sql, &got);
+	assert_non_null(v);  /* empty, not NULL */
+	assert_int_equal(got, len);
+	if (len > 0)
+		assert_memory_equal(v, want, len);
+	free(v);
+}
+
+/* Parts of every shape in one call: empty without data, NULL content id
+ * and MIME type, no properties, NULs, part numbers with gaps. */
+static void
+t_accept_part_shapes(void **state)
+{
+	struct tctx *c = *state;
+	unsigned char *bin = tpattern(3000, 7);
+	const struct store_part parts[] = {
+		{ 0, NULL, NULL, NULL, NULL, 0 },
+		{ 1, "c1@as4gw.test", "text/plain", "{\"k\":\"v\"}",
+		  (const unsigned char *)"hello", 5 },
+		{ 2, "c2@as4gw.test", NULL, NULL, nul_bytes, sizeof(nul_bytes) },
+		{ 7, NULL, "application/octet-stream", "{}", bin, 3000 },
+	};
+	struct arena *a;
+	struct store *s;
+	struct tmsg t;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tmsg_init(&t, "shapes-1@as4gw.test", 0x61, "receipt");
+	t.m.parts = parts;
+	t.m.n_parts = sizeof(parts) / sizeof(parts[0]);
+	(void)taccept(s, a, &t, STORE_NEW);
+	tcount(c, "SELECT count(*) FROM payload", 4);
+	tcount(c, "SELECT count(*) FROM payload WHERE part_no = 0 AND"
+	    " content_id IS NULL AND mime_type IS NULL AND properties = '{}'",
+	    1);
+	tcount(c, "SELECT count(*) FROM payload WHERE part_no = 1 AND"
+	    " content_id = 'c1@as4gw.test' AND mime_type = 'text/plain'"
+	    " AND properties = '{\"k\":\"v\"}'", 1);
+	tcount(c, "SELECT count(*) FROM payload WHERE part_no = 2 AND"
+	    " mime_type IS NULL AND properties = '{}'", 1);
+	tcount(c, "SELECT count(*) FROM payload WHERE part_no = 7 AND"
+	    " content_id IS NULL AND mime_type = 'application/octet-stream'",
+	    1);
+	tpart_bytes(c, 0, NULL, 0);
+	tpart_bytes(c, 1, (const unsigned char *)"hello", 5);
+	tpart_bytes(c, 2, nul_bytes, sizeof(nul_bytes));
+	tpart_bytes(c, 7, bin, 3000);
+	(void)taccept(s, a, &t, STORE_DUPLICATE);
+	free(bin);
+	store_close(s);
+	arena_free(a);
+}
+
+/* A message without payloads: inbox and delivery rows, no payload row. */
+static void
+t_accept_no_parts(void **state)
+{
+	struct tctx *c = *state;
+	struct arena *a;
+	struct store *s;
+	struct tmsg t;
+	struct store_result r;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tmsg_init(&t, "empty-1@as4gw.test", 0x62, "receipt-empty");
+	t.m.parts = NULL;
+	t.m.n_parts = 0;
+	(void)taccept(s, a, &t, STORE_NEW);
+	tcount(c, "SELECT count(*) FROM inbox", 1);
+	tcount(c, "SELECT count(*) FROM payload", 0);
+	tcount(c, "SELECT count(*) FROM delivery WHERE state = 'ready'", 1);
+	r = taccept(s, a, &t, STORE_DUPLICATE);
+	assert_memory_equal(r.receipt, "receipt-empty", r.receipt_len);
+	store_close(s);
+	arena_free(a);
+}
+
+/*
+ * Payloads above postgresql's inline limit (256 KiB) are streamed with COPY
+ * inside a transaction: whole bytes back (a 1 MiB part, parts that are not
+ * a multiple of the chunk, small ones between), the same duplicate, drift
+ * and probe answers, and a failing part rolls everything back.
+ */
+static void
+t_accept_streamed(void **state)
+{
+	struct tctx *c = *state;
+	unsigned char *big = tpattern(BIG_LEN, 1), *odd = tpattern(200001, 2);
+	struct store_part parts[] = {
+		{ 0, "a@as4gw.test", "application/xml", NULL,
+		  (const unsigned char *)"<a/>", 4 },
+		{ 1, "big@as4gw.test", NULL, "{}", big, BIG_LEN },
+		{ 2, NULL, "text/plain", NULL, NULL, 0 },
+		{ 3, "odd@as4gw.test", "x/y", "{\"n\":3}", odd, 200001 },
+		{ 4, "nul@as4gw.test", "x/y", NULL, nul_bytes, sizeof(nul_bytes) },
+	};
+	struct arena *a;
+	struct store *s;
+	struct tmsg t, probe;
+	struct store_result r = { .outcome = 0 };
+	struct err err = { 0 };
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tmsg_init(&t, "stream-1@as4gw.test", 0x63, "receipt-streamed");
+	t.m.parts = parts;
+	t.m.n_parts = sizeof(parts) / sizeof(parts[0]);
+	probe = t;
+	probe.m.receipt = NULL;
+	(void)taccept(s, a, &probe, STORE_ABSENT);
+	tcount(c, "SELECT count(*) FROM inbox", 0);
+	(void)taccept(s, a, &t, STORE_NEW);
+	tcount(c, "SELECT count(*) FROM payload", 5);
+	tcount(c, "SELECT count(*) FROM delivery", 1);
+	tcount(c, "SELECT count(*) FROM payload WHERE part_no = 1 AND"
+	    " content_id = 'big@as4gw.test' AND mime_type IS NULL", 1);
+	tcount(c, "SELECT count(*) FROM payload WHERE part_no = 2 AND"
+	    " content_id IS NULL AND properties = '{}'", 1);
+	tcount(c, "SELECT count(*) FROM payload WHERE part_no = 3 AND"
+	    " properties = '{\"n\":3}'", 1);
+	tpart_bytes(c, 0, (const unsigned char *)"<a/>", 4);
+	tpart_bytes(c, 1, big, BIG_LEN);
+	tpart_bytes(c, 2, NULL, 0);
+	tpart_bytes(c, 3, odd, 200001);
+	tpart_bytes(c, 4, nul_bytes, sizeof(nul_bytes));
+	r = taccept(s, a, &t, STORE_DUPLICATE);
+	assert_memory_equal(r.receipt, "receipt-streamed", r.receipt_len);
+	r = taccept(s, a, &probe, STORE_DUPLICATE);
+	assert_int_equal(r.duplicates, 2);
+	t.m.content_hash[0] ^= 1;
+	(void)taccept(s, a, &t, STORE_DRIFT);
+	tcount(c, "SELECT duplicates FROM inbox", 2);
+	/* part 4 numbered like part 3: nothing of this message stays */
+	tmsg_init(&t, "stream-2@as4gw.test", 0x64, "receipt");
+	t.m.parts = parts;
+	t.m.n_parts = sizeof(parts) / sizeof(parts[0]);
+	parts[4].part_no = 3;
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(store_accept(s, &t.m, a, &r, &err), -1);
+	assert_int_equal(err.kind, ERR_STORE);
+	assert_int_equal(r.outcome, 0);
+	tcount(c, "SELECT count(*) FROM inbox", 1);
+	tcount(c, "SELECT count(*) FROM payload", 5);
+	tcount(c, "SELECT count(*) FROM delivery", 1);
+	parts[4].part_no = 4;
+	(void)taccept(s, a, &t, STORE_NEW);  /* connection usable, id free */
+	tcount(c, "SELECT count(*) FROM payload", 10);
+	free(odd);
+	free(big);
+	store_close(s);
+	arena_free(a);
+}
+
+/*
+ * Every other operation right after a NEW on the same connection (on
+ * postgresql the NEW leaves its NOTIFY's answer unread), and close right
+ * after one.
+ */
+static void
+t_accept_then_use(void **state)
+{
+	struct tctx *c = *state;
+	struct store_purge p = { .default_cutoff_ms = T0, .batch = 10 };
+	struct store_stats st;
+	struct arena *a;
+	struct store *s;
+	struct tmsg t;
+	struct err err = { 0 };
+	size_t n1 = 0, n2 = 0;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tput(s, a, "use-1", 1000, NULL);
+	tmsg_init(&t, "use-1", 0x42, "receipt");
+	(void)taccept(s, a, &t, STORE_DUPLICATE);
+	tput(s, a, "use-2", 2000, NULL);
+	tput(s, a, "use-3", 3000, NULL);
+	assert_int_equal(store_ping(s, &err), 0);
+	tput(s, a, "use-4", 4000, NULL);
+	(void)tclaim(s, a, 10000, 60000, "use-1");
+	tput(s, a, "use-5", 5000, NULL);
+	tfinish(s, "use-1", 1, 11000, 0);
+	tput(s, a, "use-6", 6000, NULL);
+	assert_int_equal(store_stats(s, &st, &err), 0);
+	assert_int_equal(st.delivery_ready, 5);
+	tput(s, a, "use-7", 7000, NULL);
+	assert_int_equal(store_purge(s, &p, &n1, &n2, &err), 0);
+	tput(s, a, "use-8", 8000, NULL);
+	assert_int_equal(store_migrate(s, &err), 0);
+	tput(s, a, "use-9", 9000, NULL);
+	tbetween("wait after NEW", twait(s, 0), 0, 1000);
+	tput(s, a, "use-10", 10000, NULL);
+	store_close(s);  /* with the NOTIFY unanswered */
+	assert_int_equal(err.kind, ERR_NONE);
+	tcount(c, "SELECT count(*) FROM inbox", 10);
+	tcount(c, "SELECT count(*) FROM delivery WHERE state = 'ready'", 9);
+	arena_free(a);
+}
+
+/* The first value of sql's first row on conn, as text (fails the test on
+ * error or no row). */
+static void
+tpg_one(PGconn *conn, const char *sql, char *out, size_t n)
+{
+	PGresult *res = PQexec(conn, sql);
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) < 1)
+		fail_msg("%s: %s", sql, PQerrorMessage(conn));
+	(void)snprintf(out, n, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+}
+
+/* Run sql on conn, which must succeed. */
+static void
+tpg_ok(PGconn *conn, const char *sql)
+{
+	PGresult *res = PQexec(conn, sql);
+
+	if (PQresultStatus(res) != PGRES_COMMAND_OK &&
+	    PQresultStatus(res) != PGRES_TUPLES_OK)
+		fail_msg("%s: %s", sql, PQerrorMessage(conn));
+	PQclear(res);
+}
+
+/* as4gw_accept(id, hash byte, receipt, parts...) as SQL text. */
+#define TPG_CALL(id, hash, receipt, parts) \
+	"SELECT outcome::text || '/' || coalesce(encode(receipt, 'hex'), '-')" \
+	" || '/' || coalesce(duplicates::text, '-') FROM as4gw_accept('" id \
+	"', 'from', 'to', 'svc', 'act', 'conv', NULL, NULL, NULL," \
+	" decode(repeat('" hash "', 32), 'hex'), " receipt ", 1767323045678," \
+	" '2026-01', " parts ")"
+#define TPG_PARTS3 "ARRAY[0, 1, 5], ARRAY['c0', NULL, 'c5']," \
+	" ARRAY['text/plain', NULL, NULL], ARRAY['{}', '{}', '{\"a\":1}']," \
+	" ARRAY['\\x00ff'::bytea, ''::bytea, '\\x41'::bytea]"
+#define TPG_PARTS0 "'{}'::int[], '{}'::text[], '{}'::text[], '{}'::text[]," \
+	" '{}'::bytea[]"
+
+/* postgresql: as4gw_accept() called directly (migration 003): the four
+ * outcomes, the rows, and an asynchronous commit for duplicates only. */
+static void
+t_pg_accept_function(void **state)
+{
+	struct tctx *c = *state;
+	char v[128];
+	PGconn *conn;
+
+	NEED(c);
+	store_close(topen(c));
+	conn = PQconnectdb(c->dsn);
+	assert_int_equal(PQstatus(conn), CONNECTION_OK);
+	tpg_one(conn, TPG_CALL("fn-1", "ab", "'\\x0102'", TPG_PARTS3), v,
+	    sizeof(v));
+	assert_string_equal(v, "1/-/0");
+	tcount(c, "SELECT count(*) FROM payload WHERE message_id = 'fn-1'", 3);
+	tcount(c, "SELECT count(*) FROM payload WHERE part_no = 1 AND"
+	    " content_id IS NULL AND mime_type IS NULL AND content = ''", 1);
+	tcount(c, "SELECT count(*) FROM payload WHERE part_no = 5 AND"
+	    " content = '\\x41' AND properties = '{\"a\":1}'", 1);
+	tcount(c, "SELECT count(*) FROM delivery WHERE state = 'ready'", 1);
+	tpg_one(conn, TPG_CALL("fn-1", "ab", "'\\x0303'", TPG_PARTS0), v,
+	    sizeof(v));
+	assert_string_equal(v, "2/0102/1");
+	tpg_one(conn, TPG_CALL("fn-1", "ab", "NULL", TPG_PARTS0), v, sizeof(v));
+	assert_string_equal(v, "2/0102/2");
+	tpg_one(conn, TPG_CALL("fn-1", "cd", "'\\x0303'", TPG_PARTS3), v,
+	    sizeof(v));
+	assert_string_equal(v, "3/-/-");
+	tpg_one(conn, TPG_CALL("fn-2", "cd", "NULL", TPG_PARTS3), v, sizeof(v));
+	assert_string_equal(v, "4/-/-");
+	tpg_one(conn, TPG_CALL("fn-3", "cd", "'\\x03'", TPG_PARTS0), v,
+	    sizeof(v));
+	assert_string_equal(v, "1/-/0");
+	tcount(c, "SELECT count(*) FROM inbox", 2);
+	tcount(c, "SELECT count(*) FROM payload", 3);
+	tcount(c, "SELECT duplicates FROM inbox WHERE message_id = 'fn-1'", 2);
+	/* only a duplicate's transaction commits without waiting for WAL */
+	tpg_ok(conn, "BEGIN");
+	tpg_one(conn, TPG_CALL("fn-1", "ab", "NULL", TPG_PARTS0), v, sizeof(v));
+	tpg_one(conn, "SHOW synchronous_commit", v, sizeof(v));
+	assert_string_equal(v, "off");
+	tpg_ok(conn, "ROLLBACK");
+	tpg_one(conn, "SHOW synchronous_commit", v, sizeof(v));
+	assert_string_not_equal(v, "off");
+	tpg_ok(conn, "BEGIN");
+	tpg_one(conn, TPG_CALL("fn-4", "ab", "'\\x01'", TPG_PARTS3), v,
+	    sizeof(v));
+	assert_string_equal(v, "1/-/0");
+	tpg_one(conn, "SHOW synchronous_commit", v, sizeof(v));
+	assert_string_not_equal(v, "off");
+	tpg_ok(conn, "ROLLBACK");
+	PQfinish(conn);
+}
+
 #ifdef AS4GW_FAULT_INJECTION
 static const char *tself;  /* argv[0]: this test binary */
 
@@ -1765,7 +2166,10 @@ t_open_bad_dsn(void **state)
 	BT(t_queue_unmigrated, ctx), BT(t_claim_arena_exhausted, ctx), \
 	BT(t_purge_cutoffs, ctx), BT(t_purge_undelivered, ctx), \
 	BT(t_purge_batch, ctx), BT(t_purge_invalid, ctx), BT(t_stats, ctx), \
-	BT(t_wait, ctx), BT(t_concurrent_claim, ctx), BT(t_fault_accept, ctx)
+	BT(t_wait, ctx), BT(t_concurrent_claim, ctx), BT(t_fault_accept, ctx), \
+	BT(t_probe, ctx), BT(t_accept_part_shapes, ctx), \
+	BT(t_accept_no_parts, ctx), BT(t_accept_streamed, ctx), \
+	BT(t_accept_then_use, ctx)
 
 int
 main(int argc, char **argv)
@@ -1779,6 +2183,7 @@ main(int argc, char **argv)
 		BT(t_pg_connection_lost, &ctx_pg),
 		BT(t_pg_skip_locked, &ctx_pg),
 		BT(t_pg_queue_reconnect, &ctx_pg),
+		BT(t_pg_accept_function, &ctx_pg),
 	};
 	int fails = 0;
 
