@@ -202,6 +202,16 @@ struct wss_result {
 	xmlNodePtr *references;          /* the verified ds:Reference elements (request doc), for the NRR Receipt */
 	size_t n_references;
 	const char *signer;              /* subject of the signing certificate, for the log (arena) */
+	/*
+	 * For a cache of verified requests (gateway_replay.c): the very same
+	 * request would pass again, the same way, at every instant (epoch ms,
+	 * as wss_policy.at_ms counts) in [valid_from_ms, valid_until_ms] —
+	 * timestamp freshness and certificate validity are the only checks
+	 * that depend on the instant.  replayable 0: not known (a leg with
+	 * CRLs, certificates taken from the message).
+	 */
+	int replayable;
+	int64_t valid_from_ms, valid_until_ms;
 };
 
 /*

@@ -748,6 +748,37 @@ wss_in_signature(struct wss_in *in, struct wss_result *res, struct err *err)
 	return wss_in_result(in, res, err);
 }
 
+/*
+ * When would the same request pass again (wss_result.replayable)?  Always,
+ * unless its wsu:Timestamp (WS-Security 10: Created <= at + skew, Expires >
+ * at - skew, as wss_in_timestamp checks) or its signer's certificate chain
+ * (a window wss_trust_check learnt; unknown with CRLs or a chain from the
+ * message: then not replayable) bound it.
+ */
+static void
+wss_in_window(const struct wss_in *in, struct wss_result *res)
+{
+	int64_t skew = in->pol->skew_ms > 0 ? in->pol->skew_ms : 0;
+	int64_t from = INT64_MIN, until = INT64_MAX, v, cf, cu;
+
+	if (in->timestamp != NULL) {
+		if (wss_in_ts_field(in->a, in->timestamp, "Created", &v) == 1)
+			from = v - skew;
+		if (wss_in_ts_field(in->a, in->timestamp, "Expires", &v) == 1)
+			until = v + skew - 1;
+	}
+	if (res->verified) {
+		if (in->chain != NULL || wss_trust_window(in->pol->trust,
+		    in->cert, &cf, &cu) != 1)
+			return;
+		from = cf > from ? cf : from;
+		until = cu < until ? cu : until;
+	}
+	res->replayable = 1;
+	res->valid_from_ms = from;
+	res->valid_until_ms = until;
+}
+
 /* Process the request's wsse:Security header under pol; see wss.h. */
 int
 wss_inbound(struct arena *a, xmlDocPtr doc, xmlNodePtr messaging,
@@ -776,6 +807,7 @@ wss_inbound(struct arena *a, xmlDocPtr doc, xmlNodePtr messaging,
 	    wss_in_signature(&in, &res, err) < 0) {
 		goto out;
 	}
+	wss_in_window(&in, &res);
 	*ret = res;
 	rc = 0;
 out:

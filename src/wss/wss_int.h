@@ -180,6 +180,15 @@ int wss_trust_resolve(const struct wss_trust *t, struct arena *a,
 int wss_trust_check(const struct wss_trust *t, X509 *cert,
     STACK_OF(X509) *chain, int64_t at_ms, struct err *err);
 
+/*
+ * The instants (epoch ms, inclusive) within which cert, a signer of t, was
+ * found to chain validly by an earlier wss_trust_check() that did not
+ * depend on CRLs or on certificates from the message: 1 known (*ret_from_ms,
+ * *ret_until_ms written), 0 not known.
+ */
+int wss_trust_window(const struct wss_trust *t, const X509 *cert,
+    int64_t *ret_from_ms, int64_t *ret_until_ms);
+
 /* wss.c: PEM password callback that refuses, so an encrypted key or file is
  * an error rather than a prompt on the daemon's terminal (wss_trust.c too). */
 int wss_no_password(char *buf, int size, int rwflag, void *u);

@@ -54,6 +54,8 @@
 #define WSS_SWA_MAX_NAME 64
 /* RFC 2047 2: an encoded-word is at most 75 characters. */
 #define WSS_SWA_MAX_EW 75
+/* Octets a transform handles per step when they are pushed in bulk. */
+#define WSS_SWA_SLICE ((xmlSecSize)64 << 10)
 
 /* The parts cid: resolves to on this thread, and the last one served. */
 struct wss_swa_binding {
@@ -265,13 +267,16 @@ wss_swa_kind(const char *content_type)
 }
 
 /* Text canonical form (RFC 2045 / SwA 5.4.2): CR, LF and CRLF become CRLF.
+ * Streams: *cr says whether the octet before p was a CR (an LF right
+ * after it is the CRLF already written), and is updated for the next call.
  * An empty part may come as p == NULL (xmlsec's empty buffer has no data):
  * nothing to append, and no pointer arithmetic on NULL. */
 static int
-wss_swa_crlf(const unsigned char *p, size_t len, xmlSecBufferPtr out)
+wss_swa_crlf(const unsigned char *p, size_t len, int *cr,
+    xmlSecBufferPtr out)
 {
 	size_t i, run = 0;
-	int rc = 0;
+	int rc = 0, after_cr;
 
 	if (len == 0)
 		return 0;
@@ -279,12 +284,14 @@ wss_swa_crlf(const unsigned char *p, size_t len, xmlSecBufferPtr out)
 		if (p[i] != '\r' && p[i] != '\n')
 			continue;
 		rc = wss_swa_put(out, p + run, i - run);
-		if (rc == 0 && (p[i] == '\r' || i == 0 || p[i - 1] != '\r'))
+		after_cr = i > 0 ? p[i - 1] == '\r' : *cr;
+		if (rc == 0 && (p[i] == '\r' || !after_cr))
 			rc = wss_swa_put(out, "\r\n", 2);
 		run = i + 1;
 	}
 	if (rc == 0)
 		rc = wss_swa_put(out, p + run, len - run);
+	*cr = p[len - 1] == '\r';
 	return rc;
 }
 
@@ -772,20 +779,19 @@ int
 wss_swa_canon(const struct wss_part *part, const unsigned char *data,
     size_t len, int complete, xmlSecBufferPtr out)
 {
+	int cr = 0;
+
 	if (complete && wss_swa_headers(part, out) < 0)
 		return -1;
 	switch (wss_swa_kind(part->content_type)) {
 	case WSS_SWA_XML:
 		return wss_swa_xml(data, len, out);
 	case WSS_SWA_TEXT:
-		return wss_swa_crlf(data, len, out);
+		return wss_swa_crlf(data, len, &cr, out);
 	default:
 		return wss_swa_put(out, data, len);
 	}
 }
-
-/* What the three transforms do. */
-enum wss_swa_mode { WSS_SWA_CONTENT, WSS_SWA_COMPLETE, WSS_SWA_CIPHERTEXT };
 
 /* Record why a transform failed for err.detail (via wss.c's callback). */
 static int
@@ -811,51 +817,198 @@ wss_swa_ref_part(const xmlSecTransformCtx *ctx)
 }
 
 /*
- * Execute method shared by the transforms: the ciphertext transform passes
- * its input through as it comes; the signature transforms collect the whole
- * part and canonicalize it when the input ends.
+ * What a transform remembers between calls (after the xmlSecTransform in
+ * the same allocation: the klass's objSize).  Zeroed by xmlsec.
+ */
+struct wss_swa_state {
+	const struct wss_part *part; /* signature transforms: the part */
+	enum wss_swa_kind kind;      /* how its content is canonicalized */
+	int cr;                      /* text: the last octet seen was a CR */
+};
+
+/* The state of transform t. */
+static struct wss_swa_state *
+wss_swa_state(xmlSecTransformPtr t)
+{
+	return (struct wss_swa_state *)(void *)((xmlSecByte *)t +
+	    sizeof(xmlSecTransform));
+}
+
+/*
+ * First call of a transform: find the part (signature transforms), how to
+ * canonicalize it, and for Attachment-Complete put the canonical headers
+ * into outBuf.  Later calls: nothing.  0 go on, 1 finished already and no
+ * data (nothing to do), -1 refused.
+ */
+static int
+wss_swa_start(xmlSecTransformPtr t, xmlSecTransformCtxPtr ctx, xmlSecSize n)
+{
+	struct wss_swa_state *st = wss_swa_state(t);
+	int r;
+
+	if (t->status == xmlSecTransformStatusFinished)
+		return n == 0 ? 1 : wss_swa_fail("data after the end");
+	if (t->status == xmlSecTransformStatusWorking)
+		return 0;
+	if (t->status != xmlSecTransformStatusNone)
+		return wss_swa_fail("unexpected transform status");
+	t->status = xmlSecTransformStatusWorking;
+	st->kind = WSS_SWA_RAW;
+	if (t->id == wss_swa_ciphertext_id())
+		return 0;
+	st->part = wss_swa_ref_part(ctx);
+	if (st->part == NULL)
+		return wss_swa_fail("not applied to a bound cid: part");
+	st->kind = wss_swa_kind(st->part->content_type);
+	if (t->id == wss_swa_complete_sig_id() &&
+	    wss_swa_headers(st->part, &t->outBuf) < 0)
+		return wss_swa_fail("attachment cannot be canonicalized");
+	/* XML is canonicalized whole: room for the part at once, instead of
+	 * xmlsec doubling (and zeroing) its buffer as the octets come */
+	if (st->kind == WSS_SWA_XML && st->part->len <= XMLSEC_SIZE_MAX) {
+		t->inBuf.allocMode = xmlSecAllocModeExact;
+		r = xmlSecBufferSetMaxSize(&t->inBuf,
+		    (xmlSecSize)st->part->len);
+		t->inBuf.allocMode = xmlSecAllocModeDouble;
+		if (r < 0)
+			return wss_swa_fail("out of memory");
+	}
+	return 0;
+}
+
+/*
+ * Canonical octets of the input p[0..n) into out: text with its line ends
+ * made CRLF as it streams, other octets unchanged, XML collected in inBuf
+ * (which p may already be) and canonicalized whole when last is set.
+ */
+static int
+wss_swa_feed(xmlSecTransformPtr t, const xmlSecByte *p, xmlSecSize n,
+    int last, xmlSecBufferPtr out)
+{
+	struct wss_swa_state *st = wss_swa_state(t);
+	xmlSecBufferPtr in = &t->inBuf;
+	int rc;
+
+	switch (st->kind) {
+	case WSS_SWA_XML:
+		if (p != xmlSecBufferGetData(in) && wss_swa_put(in, p, n) < 0)
+			return wss_swa_fail("out of memory");
+		if (!last)
+			return 0;
+		rc = wss_swa_xml(xmlSecBufferGetData(in),
+		    xmlSecBufferGetSize(in), out);
+		xmlSecBufferEmpty(in);
+		break;
+	case WSS_SWA_TEXT:
+		rc = wss_swa_crlf(p, n, &st->cr, out);
+		break;
+	default:
+		rc = wss_swa_put(out, p, n);
+		break;
+	}
+	return rc < 0 ? wss_swa_fail("attachment cannot be canonicalized") : 0;
+}
+
+/*
+ * Execute method, for the pop mode of xmlSecTransformDefaultPopBin() (our
+ * chains push: see wss_swa_push_bin): what came into inBuf goes to outBuf.
  */
 static int
 wss_swa_execute(xmlSecTransformPtr t, int last, xmlSecTransformCtxPtr ctx)
 {
-	xmlSecBufferPtr in = &t->inBuf, out = &t->outBuf;
+	xmlSecBufferPtr in = &t->inBuf;
 	xmlSecSize n = xmlSecBufferGetSize(in);
-	const struct wss_part *part;
-	enum wss_swa_mode mode = t->id == wss_swa_complete_sig_id() ?
-	    WSS_SWA_COMPLETE : t->id == wss_swa_content_sig_id() ?
-	    WSS_SWA_CONTENT : WSS_SWA_CIPHERTEXT;
+	int r = wss_swa_start(t, ctx, n);
 
-	if (t->status == xmlSecTransformStatusNone)
-		t->status = xmlSecTransformStatusWorking;
-	if (t->status == xmlSecTransformStatusFinished)
-		return n == 0 ? 0 : wss_swa_fail("data after the end");
-	if (t->status != xmlSecTransformStatusWorking)
-		return wss_swa_fail("unexpected transform status");
-	if (mode == WSS_SWA_CIPHERTEXT) {
-		if (wss_swa_put(out, xmlSecBufferGetData(in), n) < 0 ||
-		    xmlSecBufferRemoveHead(in, n) < 0)
-			return wss_swa_fail("out of memory");
-	} else if (last) {
-		part = wss_swa_ref_part(ctx);
-		if (part == NULL)
-			return wss_swa_fail("not applied to a bound cid: part");
-		if (wss_swa_canon(part, xmlSecBufferGetData(in), n,
-		    mode == WSS_SWA_COMPLETE, out) < 0)
-			return wss_swa_fail("attachment cannot be canonicalized");
-		xmlSecBufferEmpty(in);
-	}
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	if (wss_swa_feed(t, xmlSecBufferGetData(in), n, last, &t->outBuf) < 0)
+		return -1;
+	if (wss_swa_state(t)->kind != WSS_SWA_XML &&
+	    xmlSecBufferRemoveHead(in, n) < 0)
+		return wss_swa_fail("out of memory");
 	if (last)
 		t->status = xmlSecTransformStatusFinished;
 	return 0;
 }
 
-/* A binary transform klass (as xmlsec's base64 / memBuf). */
+/* Hand n octets at p (and the end of the data, if last) to the next
+ * transform of the chain, if any. */
+static int
+wss_swa_next(xmlSecTransformPtr t, const xmlSecByte *p, xmlSecSize n,
+    int last, xmlSecTransformCtxPtr ctx)
+{
+	if (t->next == NULL || (n == 0 && !last))
+		return 0;
+	return xmlSecTransformPushBin(t->next, p, n, last, ctx);
+}
+
+/*
+ * One slice of pushed input: octets that stay as they are go straight to
+ * the next transform (no copy); otherwise the canonical octets collect in
+ * outBuf and go on from there in one push.
+ */
+static int
+wss_swa_step(xmlSecTransformPtr t, const xmlSecByte *p, xmlSecSize n,
+    int last, xmlSecTransformCtxPtr ctx)
+{
+	xmlSecBufferPtr out = &t->outBuf;
+	int rc;
+
+	if (wss_swa_state(t)->kind == WSS_SWA_RAW &&
+	    xmlSecBufferGetSize(out) == 0)
+		return wss_swa_next(t, p, n, last, ctx);
+	if (wss_swa_feed(t, p, n, last, out) < 0)
+		return -1;
+	rc = wss_swa_next(t, xmlSecBufferGetData(out), xmlSecBufferGetSize(out),
+	    last, ctx);
+	/* emptied without xmlSecBufferEmpty's zeroing of the whole buffer at
+	 * every step (xmlsec zeroes it when the transform is destroyed) */
+	(void)xmlSecBufferSetSize(out, 0);
+	return rc;
+}
+
+/*
+ * Push method of the three transforms.  xmlSecTransformDefaultPushBin
+ * would let the whole canonical part pile up in outBuf and then pass it on
+ * in 1 KiB pieces, each xmlSecBufferRemoveHead() moving and zeroing the
+ * rest: quadratic in the part size (a 100 MiB attachment never finished)
+ * and up to four times the part in memory (inBuf and outBuf, each grown by
+ * doubling and zeroed).  Here octets stream through in slices of
+ * at most WSS_SWA_SLICE (text at most doubles), and only XML, which is
+ * canonicalized whole, is collected.
+ */
+static int
+wss_swa_push_bin(xmlSecTransformPtr t, const xmlSecByte *data,
+    xmlSecSize n, int last, xmlSecTransformCtxPtr ctx)
+{
+	xmlSecSize step;
+	int r = wss_swa_start(t, ctx, n), whole;
+
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	whole = wss_swa_state(t)->kind == WSS_SWA_XML;
+	do {
+		step = whole || n <= WSS_SWA_SLICE ? n : WSS_SWA_SLICE;
+		if (wss_swa_step(t, data, step, last && step == n, ctx) < 0)
+			return -1;
+		if (step > 0)
+			data += step;
+		n -= step;
+	} while (n > 0);
+	if (last)
+		t->status = xmlSecTransformStatusFinished;
+	return 0;
+}
+
+/* A binary transform klass (as xmlsec's base64 / memBuf), with our state. */
 #define WSS_SWA_KLASS(name, href) {                                          \
-	sizeof(xmlSecTransformKlass), sizeof(xmlSecTransform),              \
+	sizeof(xmlSecTransformKlass),                                       \
+	sizeof(xmlSecTransform) + sizeof(struct wss_swa_state),             \
 	(const xmlChar *)(name), (const xmlChar *)(WSS_SWA_NS href),        \
 	xmlSecTransformUsageDSigTransform,                                  \
 	NULL, NULL, NULL, NULL, NULL, NULL, NULL,                           \
-	xmlSecTransformDefaultGetDataType, xmlSecTransformDefaultPushBin,   \
+	xmlSecTransformDefaultGetDataType, wss_swa_push_bin,                \
 	xmlSecTransformDefaultPopBin, NULL, NULL, wss_swa_execute, NULL, NULL }
 
 static xmlSecTransformKlass wss_swa_content_klass = WSS_SWA_KLASS(

@@ -22,9 +22,11 @@
 #include "wss_int.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <openssl/asn1.h>
 #include <openssl/bn.h>
@@ -70,6 +72,21 @@ struct wss_trust_signer {
 	unsigned char ski[WSS_TRUST_SKI_LEN];      /* extension, or RFC 5280 4.2.1.2 (1) */
 	size_t ski_len;
 	unsigned char sha1[SHA_DIGEST_LENGTH];     /* ThumbprintSHA1 */
+	unsigned char *der;                        /* its DER bytes (owned) */
+	size_t der_len;
+};
+
+/* The instants (seconds) at which a signer's chain was last found valid;
+ * ok 0: not known (see wss_trust_check). */
+struct wss_trust_window {
+	int ok;
+	time_t from, until;
+};
+
+/* What wss_trust_check() learns: mutable behind a constant wss_trust. */
+struct wss_trust_seen {
+	pthread_mutex_t lock;
+	struct wss_trust_window *win;              /* parallel to signers */
 };
 
 struct wss_trust {
@@ -78,6 +95,7 @@ struct wss_trust {
 	size_t n_signers;
 	X509_STORE *anchors;                       /* and the CRLs */
 	unsigned long vflags;                      /* X509_V_FLAG_CRL_CHECK or 0 */
+	struct wss_trust_seen *seen;
 };
 
 /* One attribute of an issuer name string. */
@@ -226,6 +244,24 @@ out:
 	return rc;
 }
 
+/* Keep the signer's DER: a token with these very bytes is this signer and
+ * need not be parsed again (OpenSSL 3's d2i_X509 decodes the public key
+ * through its provider machinery: ~20% of a signed message's CPU). */
+static int
+wss_trust_signer_der(struct wss_trust_signer *s)
+{
+	unsigned char *p;
+	int n = i2d_X509(s->cert, NULL);
+
+	if (n <= 0 || (s->der = malloc((size_t)n)) == NULL)
+		return -1;
+	p = s->der;
+	if (i2d_X509(s->cert, &p) != n)
+		return -1;
+	s->der_len = (size_t)n;
+	return 0;
+}
+
 /* Cache the extensions (so that later reads from threads do not write) and
  * compute the identifiers of each signer. */
 static int
@@ -260,6 +296,8 @@ wss_trust_index(struct wss_trust *t, struct err *err)
 		if (X509_digest(s->cert, EVP_sha1(), s->sha1, &len) != 1)
 			return err_set(err, ERR_INTERNAL, NULL, "could not "
 			    "digest signer certificate");
+		if (wss_trust_signer_der(s) < 0)
+			return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	}
 	return 0;
 }
@@ -281,6 +319,34 @@ wss_trust_store(struct wss_trust *t, STACK_OF(X509) *anchors, struct err *err)
 			    "trust anchor %d", i + 1);
 	}
 	return 0;
+}
+
+/* Accepts NULL. */
+static void
+wss_trust_seen_free(struct wss_trust_seen *seen)
+{
+	if (seen == NULL)
+		return;
+	(void)pthread_mutex_destroy(&seen->lock);
+	free(seen->win);
+	free(seen);
+}
+
+/* No window known yet for any of n signers; NULL when out of memory. */
+static struct wss_trust_seen *
+wss_trust_seen_new(size_t n)
+{
+	struct wss_trust_seen *seen = calloc(1, sizeof(*seen));
+
+	if (seen == NULL)
+		return NULL;
+	seen->win = calloc(n > 0 ? n : 1, sizeof(*seen->win));
+	if (seen->win == NULL || pthread_mutex_init(&seen->lock, NULL) != 0) {
+		free(seen->win);
+		free(seen);
+		return NULL;
+	}
+	return seen;
 }
 
 /*
@@ -321,6 +387,10 @@ wss_trust_new(const char *const *signer_files, size_t n_signers,
 			goto out;
 	if (wss_trust_index(t, err) < 0 || wss_trust_store(t, anchors, err) < 0)
 		goto out;
+	if ((t->seen = wss_trust_seen_new(t->n_signers)) == NULL) {
+		err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
 	for (i = 0; i < n_crls; i++)
 		if (wss_trust_read_crls(t->anchors, crl_files[i], err) < 0)
 			goto out;
@@ -339,8 +409,13 @@ out:
 void
 wss_trust_free(struct wss_trust *t)
 {
+	size_t i;
+
 	if (t == NULL)
 		return;
+	for (i = 0; t->signers != NULL && i < t->n_signers; i++)
+		free(t->signers[i].der);
+	wss_trust_seen_free(t->seen);
 	sk_X509_pop_free(t->certs, X509_free);
 	free(t->signers);
 	X509_STORE_free(t->anchors);
@@ -404,19 +479,27 @@ wss_trust_base64_type(struct arena *a, const xmlNode *node, struct err *err)
 }
 
 /* One DER certificate in base64 (BST X509v3, KeyIdentifier X509v3,
- * ds:X509Certificate); trailing bytes are refused. */
+ * ds:X509Certificate); trailing bytes are refused.  The very bytes of a
+ * configured signer are that signer (one more reference), unparsed. */
 static int
-wss_trust_inline(struct arena *a, const xmlNode *node, X509 **ret,
-    struct err *err)
+wss_trust_inline(const struct wss_trust *t, struct arena *a,
+    const xmlNode *node, X509 **ret, struct err *err)
 {
 	unsigned char *der;
 	const unsigned char *p;
-	size_t len;
+	size_t len, i;
 	X509 *cert;
 
 	if (wss_trust_decode(a, node, WSS_TRUST_TOKEN_MAX, &der, &len,
 	    err) < 0)
 		return -1;
+	for (i = 0; t != NULL && i < t->n_signers; i++) {
+		const struct wss_trust_signer *s = &t->signers[i];
+
+		if (s->der_len == len && memcmp(s->der, der, len) == 0 &&
+		    X509_up_ref(s->cert) == 1)
+			return wss_trust_adopt(a, s->cert, ret, err);
+	}
 	p = der;
 	cert = d2i_X509(NULL, &p, (long)len);
 	if (cert == NULL || p != der + len) {
@@ -519,8 +602,9 @@ wss_trust_only_child(const xmlNode *parent, struct err *err)
 
 /* wsse:Reference URI="#id" to a wsse:BinarySecurityToken in wsse:Security. */
 static int
-wss_trust_reference(struct arena *a, xmlDocPtr doc, const xmlNode *ref,
-    X509 **ret, STACK_OF(X509) **ret_chain, struct err *err)
+wss_trust_reference(const struct wss_trust *t, struct arena *a,
+    xmlDocPtr doc, const xmlNode *ref, X509 **ret,
+    STACK_OF(X509) **ret_chain, struct err *err)
 {
 	const char *uri = xml_attr(a, ref, NULL, "URI");
 	const char *vt = xml_attr(a, ref, NULL, "ValueType");
@@ -549,7 +633,7 @@ wss_trust_reference(struct arena *a, xmlDocPtr doc, const xmlNode *ref,
 		return wss_trust_fail(err, "unsupported key reference",
 		    "Reference ValueType differs from the token's");
 	if (strcmp(bvt, WSS_TRUST_X509V3) == 0)
-		return wss_trust_inline(a, bst, ret, err);
+		return wss_trust_inline(t, a, bst, ret, err);
 	if (strcmp(bvt, WSS_TRUST_PKIPATH) == 0)
 		return wss_trust_pkipath(a, bst, ret, ret_chain, err);
 	return wss_trust_fail(err, "unsupported key reference",
@@ -615,7 +699,7 @@ wss_trust_keyid(const struct wss_trust *t, struct arena *a,
 	if (strcmp(vt, WSS_TRUST_THUMBPRINT) == 0)
 		return wss_trust_lookup_id(t, a, ki, 1, ret, err);
 	if (strcmp(vt, WSS_TRUST_X509V3) == 0)
-		return wss_trust_inline(a, ki, ret, err);
+		return wss_trust_inline(t, a, ki, ret, err);
 	return wss_trust_fail(err, "unsupported key reference",
 	    "KeyIdentifier ValueType not supported");
 }
@@ -971,7 +1055,7 @@ wss_trust_x509data(const struct wss_trust *t, struct arena *a,
 	if (xml_is(c, NS_DS, "X509SKI"))
 		return wss_trust_lookup_id(t, a, c, 0, ret, err);
 	if (xml_is(c, NS_DS, "X509Certificate"))
-		return wss_trust_inline(a, c, ret, err);
+		return wss_trust_inline(t, a, c, ret, err);
 	return wss_trust_fail(err, "unsupported key reference",
 	    "ds:X509Data content not supported");
 }
@@ -1002,7 +1086,7 @@ wss_trust_resolve(const struct wss_trust *t, struct arena *a,
 	} else if ((ref = wss_trust_only_child(str, err)) == NULL) {
 		goto out;
 	} else if (xml_is(ref, NS_WSSE, "Reference")) {
-		rc = wss_trust_reference(a, doc, ref, &cert, &chain, err);
+		rc = wss_trust_reference(t, a, doc, ref, &cert, &chain, err);
 	} else if (xml_is(ref, NS_WSSE, "KeyIdentifier")) {
 		rc = wss_trust_keyid(t, a, ref, &cert, err);
 	} else if (xml_is(ref, NS_DS, "X509Data")) {
@@ -1021,16 +1105,80 @@ out:
 	return rc;
 }
 
-/* Is cert DER-equal to one of the signers bound to the leg's From party? */
-static int
+/* The signer bound to the leg's From party that cert is DER-equal to, or
+ * NULL. */
+static const struct wss_trust_signer *
 wss_trust_bound(const struct wss_trust *t, const X509 *cert)
 {
 	size_t i;
 
 	for (i = 0; i < t->n_signers; i++)
 		if (X509_cmp(cert, t->signers[i].cert) == 0)
-			return 1;
+			return &t->signers[i];
+	return NULL;
+}
+
+/* An ASN1_TIME as seconds since the epoch; -1 when unreadable. */
+static int
+wss_trust_time(const ASN1_TIME *at, time_t *ret)
+{
+	struct tm tm;
+
+	if (at == NULL || ASN1_TIME_to_tm(at, &tm) != 1)
+		return -1;
+	*ret = timegm(&tm);
 	return 0;
+}
+
+/*
+ * After X509_verify_cert() succeeded for signer s without CRLs and without
+ * certificates from the message: the verified chain is valid at every
+ * instant within all its certificates' validity periods (RFC 5280 6.1.3
+ * (a)(2): notBefore <= t, t before notAfter as X509_cmp_time() counts), and
+ * nothing else it checked depends on the instant.  Remember that window.
+ */
+static void
+wss_trust_remember(const struct wss_trust *t, const struct wss_trust_signer *s,
+    X509_STORE_CTX *ctx)
+{
+	struct wss_trust_window *w = &t->seen->win[s - t->signers];
+	STACK_OF(X509) *chain = X509_STORE_CTX_get0_chain(ctx);
+	time_t from = 0, until = 0, nb, na;
+	int i, n = sk_X509_num(chain);
+
+	for (i = 0; i < n; i++) {
+		X509 *c = sk_X509_value(chain, i);
+
+		if (wss_trust_time(X509_get0_notBefore(c), &nb) < 0 ||
+		    wss_trust_time(X509_get0_notAfter(c), &na) < 0)
+			return;
+		if (i == 0 || nb > from)
+			from = nb;
+		if (i == 0 || na - 1 < until)
+			until = na - 1;
+	}
+	if (n == 0 || pthread_mutex_lock(&t->seen->lock) != 0)
+		return;
+	w->ok = 1;
+	w->from = from;
+	w->until = until;
+	(void)pthread_mutex_unlock(&t->seen->lock);
+}
+
+/* Was s's chain found valid for a window holding the instant? */
+static int
+wss_trust_known(const struct wss_trust *t, const struct wss_trust_signer *s,
+    int64_t at_ms)
+{
+	const struct wss_trust_window *w = &t->seen->win[s - t->signers];
+	time_t at = at_ms != 0 ? (time_t)(at_ms / 1000) : time(NULL);
+	int yes;
+
+	if (pthread_mutex_lock(&t->seen->lock) != 0)
+		return 0;
+	yes = w->ok && w->from <= at && at <= w->until;
+	(void)pthread_mutex_unlock(&t->seen->lock);
+	return yes;
 }
 
 /* Verification parameters: the instant (for CRLs too), any purpose, the
@@ -1060,11 +1208,12 @@ int
 wss_trust_check(const struct wss_trust *t, X509 *cert,
     STACK_OF(X509) *chain, int64_t at_ms, struct err *err)
 {
+	const struct wss_trust_signer *s;
 	X509_STORE_CTX *ctx = NULL;
 	char why[256];
-	int rc = -1, e;
+	int rc = -1, e, cacheable;
 
-	if (cert == NULL || !wss_trust_bound(t, cert)) {
+	if (cert == NULL || (s = wss_trust_bound(t, cert)) == NULL) {
 		wss_trust_fail(err, "certificate not bound to the sending party",
 		    NULL);
 		goto out;
@@ -1073,6 +1222,13 @@ wss_trust_check(const struct wss_trust *t, X509 *cert,
 	    (X509_get_key_usage(cert) & KU_DIGITAL_SIGNATURE) == 0) {
 		wss_trust_fail(err, "certificate may not sign",
 		    "keyUsage lacks digitalSignature");
+		goto out;
+	}
+	/* with CRLs the answer also depends on the CRLs' periods, and with
+	 * certificates from the message on those: verify every time */
+	cacheable = t->vflags == 0 && sk_X509_num(chain) <= 0;
+	if (cacheable && wss_trust_known(t, s, at_ms)) {
+		rc = 0;
 		goto out;
 	}
 	ctx = X509_STORE_CTX_new();
@@ -1091,9 +1247,32 @@ wss_trust_check(const struct wss_trust *t, X509 *cert,
 		wss_trust_fail(err, "certificate not trusted", why);
 		goto out;
 	}
+	if (cacheable)
+		wss_trust_remember(t, s, ctx);
 	rc = 0;
 out:
 	X509_STORE_CTX_free(ctx);
 	ERR_clear_error();
 	return rc;
+}
+
+/* The remembered validity window of a signer's chain; see wss_int.h. */
+int
+wss_trust_window(const struct wss_trust *t, const X509 *cert,
+    int64_t *ret_from_ms, int64_t *ret_until_ms)
+{
+	const struct wss_trust_signer *s;
+	struct wss_trust_window w;
+
+	if (t == NULL || cert == NULL || t->vflags != 0 ||
+	    (s = wss_trust_bound(t, cert)) == NULL ||
+	    pthread_mutex_lock(&t->seen->lock) != 0)
+		return 0;
+	w = t->seen->win[s - t->signers];
+	(void)pthread_mutex_unlock(&t->seen->lock);
+	if (!w.ok)
+		return 0;
+	*ret_from_ms = (int64_t)w.from * 1000;
+	*ret_until_ms = (int64_t)w.until * 1000 + 999;
+	return 1;
 }

@@ -934,6 +934,189 @@ test_canon_growth_cap(void **state)
 	free(doc);
 }
 
+/* ---- streaming: the transforms against wss_swa_canon() ---- */
+
+/* What transform t makes of the bound cid: uri through the resolver
+ * (octets pumped in 1 KiB pieces) into out; xmlSecTransformCtxUriExecute's
+ * result. */
+static int
+fetch_all(const char *uri, xmlSecTransformId t, xmlSecBufferPtr out)
+{
+	xmlSecTransformCtxPtr ctx = xmlSecTransformCtxCreate();
+	int rc;
+
+	assert_non_null(ctx);
+	ctx->enabledUris = xmlSecTransformUriTypeAny;
+	ctx->uri = xmlStrdup((const xmlChar *)uri);
+	assert_non_null(xmlSecTransformCtxCreateAndAppend(ctx, t));
+	rc = xmlSecTransformCtxUriExecute(ctx, (const xmlChar *)uri);
+	if (rc == 0)
+		assert_int_equal(xmlSecBufferSetData(out, xmlSecBufferGetData(
+		    ctx->result), xmlSecBufferGetSize(ctx->result)), 0);
+	xmlSecTransformCtxDestroy(ctx);
+	return rc;
+}
+
+/* The same, with the octets pushed in one piece, as
+ * xmlSecTransformCtxBinaryExecute does (which would refuse the URI the
+ * transform needs; the part must be the one the resolver served last, as
+ * fetch_all leaves it): the transform then works through them in slices. */
+static int
+push_all(const char *uri, xmlSecTransformId t, const struct wss_part *part,
+    xmlSecBufferPtr out)
+{
+	xmlSecTransformCtxPtr ctx = xmlSecTransformCtxCreate();
+	int rc;
+
+	assert_non_null(ctx);
+	assert_non_null(xmlSecTransformCtxCreateAndAppend(ctx, t));
+	assert_int_equal(xmlSecTransformCtxPrepare(ctx,
+	    xmlSecTransformDataTypeBin), 0);
+	ctx->uri = xmlStrdup((const xmlChar *)uri);
+	rc = xmlSecTransformPushBin(ctx->first, part->data,
+	    (xmlSecSize)part->len, 1, ctx);
+	if (rc == 0)
+		assert_int_equal(xmlSecBufferSetData(out, xmlSecBufferGetData(
+		    ctx->result), xmlSecBufferGetSize(ctx->result)), 0);
+	xmlSecTransformCtxDestroy(ctx);
+	return rc;
+}
+
+/* Both signature transforms, pumped and pushed whole, give exactly what
+ * wss_swa_canon() gives for part p of parts (bound here). */
+static void
+assert_streams_like_canon(struct wss_part *parts, size_t n, size_t p)
+{
+	xmlSecBufferPtr want = xmlSecBufferCreate(0);
+	xmlSecBufferPtr got = xmlSecBufferCreate(0);
+	char uri[128];
+	int complete;
+
+	assert_non_null(want);
+	assert_non_null(got);
+	(void)snprintf(uri, sizeof(uri), "cid:%s", parts[p].content_id);
+	wss_swa_bind(parts, n);
+	for (complete = 0; complete <= 1; complete++) {
+		xmlSecTransformId t = complete ? wss_swa_complete_sig_id() :
+		    wss_swa_content_sig_id();
+
+		xmlSecBufferEmpty(want);
+		assert_int_equal(wss_swa_canon(&parts[p], parts[p].data,
+		    parts[p].len, complete, want), 0);
+		assert_int_equal(fetch_all(uri, t, got), 0);
+		assert_int_equal(xmlSecBufferGetSize(got),
+		    xmlSecBufferGetSize(want));
+		assert_memory_equal(xmlSecBufferGetData(got),
+		    xmlSecBufferGetData(want), xmlSecBufferGetSize(want));
+		assert_int_equal(push_all(uri, t, &parts[p], got), 0);
+		assert_int_equal(xmlSecBufferGetSize(got),
+		    xmlSecBufferGetSize(want));
+		assert_memory_equal(xmlSecBufferGetData(got),
+		    xmlSecBufferGetData(want), xmlSecBufferGetSize(want));
+	}
+	wss_swa_unbind();
+	xmlSecBufferDestroy(want);
+	xmlSecBufferDestroy(got);
+}
+
+/*
+ * Text streams through the Content transform piece by piece: CR, LF and
+ * CRLF at every place around the edges of the 1 KiB pieces the resolver
+ * serves and of the 64 KiB slices of a bulk push (a CRLF split between two
+ * pieces is one line end, a CR ending a piece and an LF starting the next
+ * too, a lone CR or LF at a piece's edge its own).  Binary and XML parts,
+ * large ones too, come out as wss_swa_canon() makes them.
+ */
+static void
+test_stream_canon(void **state)
+{
+	static const char *const ends[] = { "\r\n", "\r", "\n", "\n\r",
+		"\r\r\n\n" };
+	size_t big = (size_t)3 << 20, i, j, k, len;
+	unsigned char *text = malloc(big), *bin = malloc(big);
+	char *xml = malloc(big);
+	struct wss_part parts[3];
+
+	(void)state;
+	assert_non_null(text);
+	assert_non_null(bin);
+	assert_non_null(xml);
+	memset(parts, 0, sizeof(parts));
+	parts[0].content_id = "text@t";
+	parts[0].content_type = "text/plain; charset=utf-8";
+	parts[1].content_id = "bin@t";
+	parts[1].content_type = "application/octet-stream";
+	parts[2].content_id = "xml@t";
+	parts[2].content_type = "application/xml";
+	for (i = 0; i < big; i++) {
+		text[i] = (unsigned char)('a' + i % 26);
+		bin[i] = (unsigned char)(i * 2654435761u >> 13);
+	}
+	/* each line end starts 0..3 octets before its own 64 KiB edge (which
+	 * is a 1 KiB edge too) */
+	for (i = 0, j = 0; j < sizeof(ends) / sizeof(ends[0]); j++)
+		for (k = 0; k < 4; k++, i++)
+			memcpy(text + ((size_t)64 << 10) * (i + 1) - k, ends[j],
+			    strlen(ends[j]));
+	parts[0].data = text;
+	parts[0].len = big;
+	parts[1].data = bin;
+	parts[1].len = big;
+	len = (size_t)sprintf(xml, "<r xmlns=\"urn:r\">");
+	while (len < big - 64)
+		len += (size_t)sprintf(xml + len, "<e  b='1' a=\"2\">x</e>\n");
+	len += (size_t)sprintf(xml + len, "</r>");
+	parts[2].data = (const unsigned char *)xml;
+	parts[2].len = len;
+	for (i = 0; i < 3; i++)
+		assert_streams_like_canon(parts, 3, i);
+	/* short and empty parts too */
+	parts[0].len = 1025;
+	parts[1].len = 0;
+	parts[2].data = (const unsigned char *)xml_att;
+	parts[2].len = strlen(xml_att);
+	for (i = 0; i < 3; i++)
+		assert_streams_like_canon(parts, 3, i);
+	free(text);
+	free(bin);
+	free(xml);
+}
+
+/* A large binary attachment signs and verifies, and one changed octet
+ * anywhere fails its reference (the digest sees every octet once). */
+static void
+test_stream_roundtrip_large(void **state)
+{
+	static const char *const uris[] = { "cid:big@t" };
+	size_t big = (size_t)8 << 20, i;
+	unsigned char *data = malloc(big);
+	struct wss_part parts[1];
+	unsigned bad = 0;
+	char *signed_xml;
+
+	(void)state;
+	assert_non_null(data);
+	for (i = 0; i < big; i++)
+		data[i] = (unsigned char)(i * 2654435761u >> 11);
+	memset(parts, 0, sizeof(parts));
+	parts[0].content_id = "big@t";
+	parts[0].content_type = "application/octet-stream";
+	parts[0].data = data;
+	parts[0].len = big;
+	signed_xml = sign_uris(parts, 1, uris, 1, wss_swa_content_sig_id());
+	assert_non_null(signed_xml);
+	assert_int_equal(verify_xml(signed_xml, parts, 1, &bad), 0);
+	data[big - 1] ^= 1;
+	assert_int_equal(verify_xml(signed_xml, parts, 1, &bad), 1);
+	assert_first_bad(bad, 1);
+	data[big - 1] ^= 1;
+	data[70000] ^= 0x80;
+	assert_int_equal(verify_xml(signed_xml, parts, 1, &bad), 1);
+	assert_first_bad(bad, 1);
+	free(signed_xml);
+	free(data);
+}
+
 int
 main(void)
 {
@@ -950,6 +1133,8 @@ main(void)
 		cmocka_unit_test(test_canon_synthesised),
 		cmocka_unit_test_teardown(test_canon_empty, unbind),
 		cmocka_unit_test(test_canon_growth_cap),
+		cmocka_unit_test_teardown(test_stream_canon, unbind),
+		cmocka_unit_test_teardown(test_stream_roundtrip_large, unbind),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

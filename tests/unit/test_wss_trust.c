@@ -909,6 +909,41 @@ test_check_table(void **state)
 	}
 }
 
+/*
+ * wss_trust_check() remembers the window in which a signer's chain (no CRLs,
+ * no certificates from the message) was found valid; the window must not
+ * let anything through outside it.  The expired leaf (valid -20 .. -10 days)
+ * under the intermediate as anchor: accepted at -15 days (window learnt),
+ * refused now and before its notBefore, accepted again at -12 days.
+ */
+static void
+test_check_window(void **state)
+{
+	static const struct {
+		long at_days;
+		const char *detail;  /* NULL: accepted */
+	} steps[] = {
+		{ -15, NULL }, { 0, "expired" }, { -25, "not yet valid" },
+		{ -12, NULL }, { -9, "expired" }, { -15, NULL },
+	};
+	struct err err;
+	size_t i;
+	int rc;
+
+	(void)state;
+	for (i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
+		err_clear(&err);
+		rc = wss_trust_check(fx.trust_int, fx.certs[C_EXPIRED], NULL,
+		    steps[i].at_days == 0 ? 0 : (int64_t)time(NULL) * 1000 +
+		    steps[i].at_days * DAY_MS, &err);
+		if (steps[i].detail == NULL && rc != 0)
+			fail_msg("step %zu: %s (%s)", i, err.msg, err.detail);
+		if (steps[i].detail != NULL && (rc != -1 ||
+		    strstr(err.detail, steps[i].detail) == NULL))
+			fail_msg("step %zu: rc %d (%s)", i, rc, err.detail);
+	}
+}
+
 /* ---- revocation (NEGATIVE-CASES 43) ---- */
 
 /* Trusts of test_crl: anchor the root; CRLs from these files. */
@@ -1161,6 +1196,7 @@ main(void)
 		cmocka_unit_test(test_resolve_table),
 		cmocka_unit_test(test_resolve_pkipath_then_check),
 		cmocka_unit_test(test_check_table),
+		cmocka_unit_test(test_check_window),
 		cmocka_unit_test(test_crl),
 		cmocka_unit_test(test_corpus),
 	};
