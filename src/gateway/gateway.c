@@ -9,11 +9,21 @@
 #include "../pmode/pmode.h"
 #include "../receipt/receipt.h"
 #include "../soap/soap.h"
+#include "../util/clock.h"
 #include "../xml/xml.h"
 
 #define GATEWAY_CT_SOAP "application/soap+xml; charset=utf-8"
 #define GATEWAY_CT_TEXT "text/plain; charset=utf-8"
 #define GATEWAY_RETRY_AFTER_S 5
+/* 2^16 remembered MessageIds (512 KiB, resident only as slots are used) */
+#define GATEWAY_RECENT_BITS 16
+
+/* One request and its replay-cache key (gateway_replay.c). */
+struct gateway_in {
+	const struct gateway_request *req;
+	int keyed;
+	unsigned char key[GATEWAY_REPLAY_KEY_LEN];
+};
 
 /* conf's policy words -> wss's (the two modules do not depend on each other) */
 static enum wss_need
@@ -76,6 +86,11 @@ gateway_new(const struct conf *conf, struct gateway **ret, struct err *err)
 		free(gw);
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	}
+	if ((gw->recent = inbox_recent_new(GATEWAY_RECENT_BITS)) == NULL ||
+	    (gw->replay = gateway_replay_new()) == NULL) {
+		err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		goto fail;
+	}
 	if (ebms_schema_load(&gw->schema, err) == -1 ||
 	    wss_key_load(conf->sign_cert, conf->sign_key, &gw->key, err) == -1)
 		goto fail;
@@ -101,6 +116,8 @@ gateway_free(struct gateway *gw)
 		wss_key_free(gw->legs[i].decrypt_key);
 	}
 	free(gw->legs);
+	inbox_recent_free(gw->recent);
+	gateway_replay_free(gw->replay);
 	ebms_schema_free(gw->schema);
 	wss_key_free(gw->key);
 	free(gw);
@@ -243,34 +260,119 @@ gateway_parse(const struct gateway *gw, struct arena *a,
 	return ebms_bind_parts(a, *ret_um, &mime, env, err);
 }
 
+/* A stored request whose verification holds for a while: remember it so
+ * the same bytes again are answered by gateway_replayed(). */
+static void
+gateway_remember(const struct gateway *gw, const struct gateway_in *in,
+    const struct store_message *m, const struct pmode_leg *leg,
+    const struct wss_result *sec, const struct gateway_answer *ans)
+{
+	struct gateway_replay_hit hit;
+
+	if (!in->keyed || !sec->replayable)
+		return;
+	hit.message_id = m->message_id;
+	hit.from_party = ans->from_party;
+	hit.pmode = leg->id;
+	memcpy(hit.content_hash, m->content_hash, sizeof(hit.content_hash));
+	gateway_replay_note(gw->replay, in->key, &hit, sec->valid_from_ms,
+	    sec->valid_until_ms);
+}
+
+/*
+ * The very bytes of a request this gateway verified and stored, inside the
+ * window in which they would verify again: let the store decide on the
+ * MessageId and content hash alone (a probe).  1 answered (a duplicate:
+ * the stored Receipt), 0 take the full path (not cached, expired window,
+ * purged meanwhile, or any store trouble, which the full path reports).
+ */
+static int
+gateway_replayed(const struct gateway *gw, struct store *s, struct arena *a,
+    const struct gateway_in *in, struct gateway_answer *ans)
+{
+	int64_t now = clock_epoch_ms();
+	int64_t at = gw->conf->verify_at_ms != 0 ? gw->conf->verify_at_ms : now;
+	struct gateway_replay_hit hit;
+	struct store_message m;
+	struct store_result res;
+	struct err err;
+
+	err_clear(&err);
+	if (s == NULL || !in->keyed ||
+	    gateway_replay_find(gw->replay, in->key, at, a, &hit) != 1)
+		return 0;
+	memset(&m, 0, sizeof(m));
+	m.message_id = hit.message_id;
+	memcpy(m.content_hash, hit.content_hash, sizeof(m.content_hash));
+	m.received_at_ms = now;
+	if (store_accept(s, &m, a, &res, &err) == -1 ||
+	    res.outcome != STORE_DUPLICATE ||
+	    buf_append(&ans->body, res.receipt, res.receipt_len) == -1) {
+		buf_reset(&ans->body);
+		return 0;
+	}
+	ans->status = 200;
+	ans->content_type = GATEWAY_CT_SOAP;
+	ans->outcome = "duplicate";
+	ans->replayed = 1;
+	ans->message_id = hit.message_id;
+	ans->from_party = hit.from_party;
+	ans->pmode = hit.pmode;
+	return 1;
+}
+
+/*
+ * A MessageId this process answered lately is probably a retry: probe the
+ * store first (store.h), which answers a duplicate with the stored Receipt
+ * without our signing a new one that would be thrown away.  0 decided (*res
+ * filled), 1 not stored (sign and accept), -1 failed.
+ */
+static int
+gateway_probe(const struct gateway *gw, struct store *s, struct arena *a,
+    struct store_message *m, struct store_result *res, struct err *err)
+{
+	if (!inbox_recent_seen(gw->recent, m->message_id))
+		return 1;
+	if (inbox_submit(s, a, m, NULL, 0, res, err) == -1)
+		return -1;
+	return res->outcome == STORE_ABSENT ? 1 : 0;
+}
+
 /* Accepted or duplicate: answer the Receipt (ours, or the stored bytes). */
 static int
 gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
-    const struct gateway_request *req, struct ebms_user_message *um,
+    const struct gateway_in *in, struct ebms_user_message *um,
     const struct pmode_leg *leg, const struct wss_result *sec,
     struct gateway_answer *ans)
 {
+	const struct gateway_request *req = in->req;
 	struct buf receipt = {0};
 	struct store_result res = {0};
-	int rc = -1;
+	struct store_message m;
+	int rc = -1, r;
 
 	if (s == NULL) {
 		err_set(&ans->err, ERR_STORE, NULL, "store not connected");
 		goto out;
 	}
+	if (inbox_prepare(a, um, leg, req->peer, &m, &ans->err) == -1 ||
+	    (r = gateway_probe(gw, s, a, &m, &res, &ans->err)) == -1)
+		goto fail;
 	/* NRR Receipt (AS4 5.1.8 b) for a verified message, when the leg wants it */
-	if (receipt_build(a, gw->key, um,
+	if (r == 1 && (receipt_build(a, gw->key, um,
 	    leg->receipt_nrr && sec->verified ? sec->references : NULL,
 	    leg->receipt_nrr && sec->verified ? sec->n_references : 0,
-	    &receipt, NULL, &ans->err) == -1)
-		goto out;
-	if (inbox_accept(s, a, um, leg, req->peer,
-	    (const unsigned char *)receipt.data, receipt.len, &res,
-	    &ans->err) == -1) {
-		if (res.outcome == STORE_DRIFT)
-			ans->outcome = "drift";
+	    &receipt, NULL, &ans->err) == -1 ||
+	    inbox_submit(s, a, &m, (const unsigned char *)receipt.data,
+	    receipt.len, &res, &ans->err) == -1))
+		goto fail;
+	if (res.outcome == STORE_ABSENT) {
+		/* only a probe answers ABSENT; the full accept never does */
+		err_set(&ans->err, ERR_STORE, NULL, "message disappeared");
 		goto out;
 	}
+	inbox_recent_note(gw->recent, m.message_id);
+	gateway_remember(gw, in, &m, leg, sec, ans);
 	ans->outcome = res.outcome == STORE_NEW ? "new" : "duplicate";
 	ans->status = 200;
 	ans->content_type = GATEWAY_CT_SOAP;
@@ -279,6 +381,10 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 		goto out;
 	}
 	rc = 0;
+	goto out;
+fail:
+	if (res.outcome == STORE_DRIFT)
+		ans->outcome = "drift";
 out:
 	buf_free(&receipt);
 	return rc;
@@ -337,15 +443,19 @@ gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
 	struct ebms_user_message *um = NULL;
 	const struct pmode_leg *leg = NULL;
 	struct wss_result sec = {0};
+	struct gateway_in in = { .req = req };
 	struct soap_env env;
 
 	memset(ans, 0, sizeof(*ans));
+	in.keyed = gateway_replay_key(req, in.key);
+	if (gateway_replayed(gw, s, a, &in, ans) == 1)
+		return 0;
 	if (gateway_parse(gw, a, req, &env, &um, ans) == 0 &&
 	    pmode_match(gw->conf, um, &leg, &ans->err) == 1) {
 		ans->pmode = leg->id;
 		if (gateway_secure(gw, a, &env, um,
 		    &gw->legs[leg - gw->conf->legs], &sec, &ans->err) == 0 &&
-		    gateway_accept(gw, s, a, req, um, leg, &sec, ans) == 0)
+		    gateway_accept(gw, s, a, &in, um, leg, &sec, ans) == 0)
 			return 0;
 	}
 	if (ans->err.kind == ERR_NONE)

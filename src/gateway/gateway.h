@@ -25,12 +25,17 @@ struct gateway_leg {
 };
 
 /* Long-lived and read-only once built; shared by all worker threads. */
+struct inbox_recent;
+struct gateway_replay;
+
 struct gateway {
 	const struct conf *conf;     /* borrowed; outlives the gateway */
 	struct ebms_schema *schema;
 	struct wss_key *key;         /* the gateway's signing key */
 	struct gateway_leg *legs;    /* parallel to conf->legs */
 	struct payload_limits payload_limits;
+	struct inbox_recent *recent; /* MessageIds answered lately (a hint) */
+	struct gateway_replay *replay; /* verified requests (gateway_replay.c) */
 };
 
 /* Compile the schema, load the signing key, and per leg the trust (signer
@@ -56,6 +61,7 @@ struct gateway_answer {
 	const char *from_party;
 	const char *pmode;
 	const char *ebms_code;
+	int replayed;                /* answered by gateway_replay.c's cache */
 	struct err err;              /* what went wrong, if anything */
 };
 
@@ -67,5 +73,40 @@ struct gateway_answer {
  */
 int gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
     const struct gateway_request *req, struct gateway_answer *ret);
+
+/*
+ * The replay cache of gateway_replay.c (for gateway.c and its tests): what
+ * a verified, stored request was, keyed by SHA-256 over its Content-Type
+ * and body.  Bodies larger than GATEWAY_REPLAY_MAX_BODY are not keyed.
+ */
+#define GATEWAY_REPLAY_KEY_LEN 32
+#define GATEWAY_REPLAY_MAX_BODY (1024u * 1024u)
+
+struct gateway_replay_hit {
+	const char *message_id;      /* arena copy */
+	const char *from_party;      /* arena copy or NULL */
+	const char *pmode;           /* the leg's id (borrowed from conf) */
+	unsigned char content_hash[STORE_HASH_LEN];
+};
+
+/* NULL when out of memory; free accepts NULL. */
+struct gateway_replay *gateway_replay_new(void);
+void gateway_replay_free(struct gateway_replay *r);
+
+/* 1 key written, 0 the request is not keyed (too large, digest failed). */
+int gateway_replay_key(const struct gateway_request *req,
+    unsigned char key[GATEWAY_REPLAY_KEY_LEN]);
+
+/* Remember that the request with this key was hit->message_id, valid at
+ * instants [from_ms, until_ms] (ids longer than 255 bytes are not kept). */
+void gateway_replay_note(struct gateway_replay *r,
+    const unsigned char key[GATEWAY_REPLAY_KEY_LEN],
+    const struct gateway_replay_hit *hit, int64_t from_ms, int64_t until_ms);
+
+/* 1 found and valid at at_ms (*ret filled, strings in a), 0 not, -1 out of
+ * request memory. */
+int gateway_replay_find(struct gateway_replay *r,
+    const unsigned char key[GATEWAY_REPLAY_KEY_LEN], int64_t at_ms,
+    struct arena *a, struct gateway_replay_hit *ret);
 
 #endif

@@ -399,6 +399,7 @@ http_post_log(const struct http_req *r, const struct gateway_answer *ans,
 	lr.from_party = ans->from_party;
 	lr.pmode = ans->pmode;
 	lr.outcome = ans->outcome;
+	lr.replayed = ans->replayed;
 	lr.ebms_code = ans->ebms_code;
 	lr.error = ans->err.kind != ERR_NONE ? ans->err.msg : NULL;
 	lr.detail = ans->err.detail[0] != '\0' ? ans->err.detail :

@@ -101,6 +101,8 @@ log_request(const struct log_request *r)
 	log_field(&line, "ebms_code", r->ebms_code);
 	log_field(&line, "error", r->error);
 	log_field(&line, "detail", r->detail);
+	if (r->replayed)
+		(void)buf_puts(&line, ",\"replayed\":true");
 	(void)buf_printf(&line, ",\"bytes_in\":%lld,\"ms\":%lld}\n",
 	    (long long)r->bytes_in, (long long)r->ms);
 	log_emit(&line);

@@ -32,6 +32,7 @@ struct log_request {
 	const char *ebms_code;
 	const char *error;     /* err.msg */
 	const char *detail;    /* err.detail (log only) */
+	int replayed;          /* answered from the replay cache: "replayed":true */
 	int64_t bytes_in;
 	int64_t ms;
 };

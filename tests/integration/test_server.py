@@ -19,7 +19,7 @@ from conftest import Gateway, make_dsn, new_id, run_as4gw
 
 UUID_RE = re.compile(r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$')
 LOG_KEYS = ('request_id', 'peer', 'method', 'path', 'status', 'message_id', 'from_party',
-            'pmode', 'outcome', 'ebms_code', 'error', 'detail', 'bytes_in', 'ms')
+            'pmode', 'outcome', 'ebms_code', 'error', 'detail', 'replayed', 'bytes_in', 'ms')
 
 
 class HttpsGateway(Gateway):

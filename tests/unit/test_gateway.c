@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "testutil.h"
 #include "conf/conf.h"
 #include "gateway/gateway.h"
@@ -245,6 +247,111 @@ test_pmode_mismatch(void **state)
 	free(m);
 }
 
+/*
+ * The replay path end to end: the same bytes again are answered from the
+ * cache (replayed, the stored Receipt); after the row is deleted behind the
+ * gateway's back the cache does not decide: the full path stores it anew.
+ */
+static void
+test_replay_path(void **state)
+{
+	struct fixture *f = *state;
+	struct gateway_answer a1, a2, a3;
+	sqlite3 *db = NULL;
+	char path[128];
+	size_t len;
+	char *m = message("g9@test", "A", "<x>9</x>", &len);
+
+	run(f, f->store, CT, m, len, &a1);
+	assert_string_equal(a1.outcome, "new");
+	assert_int_equal(a1.replayed, 0);
+	run(f, f->store, CT, m, len, &a2);
+	assert_string_equal(a2.outcome, "duplicate");
+	assert_int_equal(a2.replayed, 1);
+	assert_string_equal(a2.pmode, "t");
+	assert_int_equal(a2.body.len, a1.body.len);
+	assert_memory_equal(a2.body.data, a1.body.data, a1.body.len);
+	/* another Content-Type is another key: verified in full */
+	buf_free(&a2.body);
+	run(f, f->store, CT "; charset=utf-8", m, len, &a2);
+	assert_string_equal(a2.outcome, "duplicate");
+	assert_int_equal(a2.replayed, 0);
+	(void)snprintf(path, sizeof(path), "%s/gw.db", f->dir);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_busy_timeout(db, 10000), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA foreign_keys = ON; DELETE "
+	    "FROM inbox WHERE message_id = 'g9@test'", NULL, NULL, NULL),
+	    SQLITE_OK);
+	assert_int_equal(sqlite3_changes(db), 1);
+	(void)sqlite3_close(db);
+	run(f, f->store, CT, m, len, &a3);
+	assert_string_equal(a3.outcome, "new");
+	assert_int_equal(a3.replayed, 0);
+	buf_free(&a1.body);
+	buf_free(&a2.body);
+	buf_free(&a3.body);
+	free(m);
+}
+
+/* The table itself: keys, windows, long ids, a slot taken by another key. */
+static void
+test_replay_table(void **state)
+{
+	struct gateway_replay *r = gateway_replay_new();
+	struct gateway_request q1 = { "text/a", (const unsigned char *)"abc", 3,
+	    NULL }, q2 = { "text/a", (const unsigned char *)"abd", 3, NULL },
+	    q3 = { NULL, (const unsigned char *)"abc", 3, NULL },
+	    big = { "text/a", (const unsigned char *)"x",
+	    GATEWAY_REPLAY_MAX_BODY + 1, NULL };
+	unsigned char k1[GATEWAY_REPLAY_KEY_LEN], k2[GATEWAY_REPLAY_KEY_LEN];
+	unsigned char k3[GATEWAY_REPLAY_KEY_LEN];
+	struct gateway_replay_hit hit = { "m1@x", "urn:a", "t", {1, 2, 3} };
+	struct gateway_replay_hit got;
+	struct arena *a = arena_new(0);
+	char longid[300];
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(a);
+	assert_int_equal(gateway_replay_key(&q1, k1), 1);
+	assert_int_equal(gateway_replay_key(&q2, k2), 1);
+	assert_int_equal(gateway_replay_key(&q3, k3), 1);
+	assert_memory_not_equal(k1, k2, sizeof(k1));
+	assert_memory_not_equal(k1, k3, sizeof(k1));
+	assert_int_equal(gateway_replay_key(&big, k3), 0);
+	assert_int_equal(gateway_replay_find(r, k1, 100, a, &got), 0);
+	gateway_replay_note(r, k1, &hit, 100, 200);
+	assert_int_equal(gateway_replay_find(r, k1, 99, a, &got), 0);
+	assert_int_equal(gateway_replay_find(r, k1, 201, a, &got), 0);
+	assert_int_equal(gateway_replay_find(r, k2, 150, a, &got), 0);
+	assert_int_equal(gateway_replay_find(r, k1, 100, a, &got), 1);
+	assert_int_equal(gateway_replay_find(r, k1, 200, a, &got), 1);
+	assert_string_equal(got.message_id, "m1@x");
+	assert_string_equal(got.from_party, "urn:a");
+	assert_string_equal(got.pmode, "t");
+	assert_memory_equal(got.content_hash, hit.content_hash,
+	    sizeof(hit.content_hash));
+	/* a key landing in the same slot replaces it: k1 is then unknown */
+	memcpy(k3, k1, sizeof(k3));
+	k3[31] ^= 1;
+	gateway_replay_note(r, k3, &hit, 0, 1000);
+	assert_int_equal(gateway_replay_find(r, k1, 150, a, &got), 0);
+	assert_int_equal(gateway_replay_find(r, k3, 150, a, &got), 1);
+	/* ids longer than a slot holds, and empty windows, are not kept */
+	memset(longid, 'i', sizeof(longid) - 1);
+	longid[sizeof(longid) - 1] = '\0';
+	hit.message_id = longid;
+	gateway_replay_note(r, k2, &hit, 0, 1000);
+	assert_int_equal(gateway_replay_find(r, k2, 150, a, &got), 0);
+	hit.message_id = "m2@x";
+	gateway_replay_note(r, k2, &hit, 10, 9);
+	assert_int_equal(gateway_replay_find(r, k2, 10, a, &got), 0);
+	assert_int_equal(gateway_replay_find(NULL, k2, 10, a, &got), 0);
+	gateway_replay_free(r);
+	gateway_replay_free(NULL);
+	arena_free(a);
+}
+
 int
 main(void)
 {
@@ -254,6 +361,8 @@ main(void)
 		cmocka_unit_test(test_no_store_is_503),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_pmode_mismatch),
+		cmocka_unit_test(test_replay_path),
+		cmocka_unit_test(test_replay_table),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
