@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include <curl/curl.h>
 #include <libxml/tree.h>
 
 #include "../util/arena.h"
@@ -25,6 +26,40 @@ void cli_fail(const char *prefix, const char *msg);
 /* One-time library set-up shared by the subcommands (libxml2, xmlsec). */
 int cli_global_init(void);
 void cli_global_shutdown(void);
+
+/*
+ * The libcurl functions `push` and `replay` use (cli_curl.c).  The binary
+ * does not link libcurl, so that `serve` never maps it (issue 5: idle RSS):
+ * cli_curl_init() dlopen()s libcurl.so.4 on first use and resolves these.
+ * Only curl's headers are compiled in (types, CURLOPT_* constants).  The
+ * members are not named curl_* because curl.h defines curl_easy_setopt and
+ * curl_easy_getinfo as macros.  Without curl's type-checking macros, pass
+ * setopt/getinfo arguments of the exact type (long, curl_off_t, pointers).
+ */
+struct cli_curl {
+	CURLcode (*global_init)(long flags);
+	void (*global_cleanup)(void);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *curl, CURLoption option, ...);
+	CURLcode (*easy_perform)(CURL *curl);
+	CURLcode (*easy_getinfo)(CURL *curl, CURLINFO info, ...);
+	void (*easy_cleanup)(CURL *curl);
+	const char *(*easy_strerror)(CURLcode code);
+	struct curl_slist *(*slist_append)(struct curl_slist *list,
+	    const char *line);
+	void (*slist_free_all)(struct curl_slist *list);
+};
+
+/*
+ * Load libcurl (first call) and run curl_global_init() (first call after
+ * start or cli_curl_shutdown()); *ret_curl is a static table valid until
+ * exit.  Safe to call again.  -1 with ERR_INTERNAL ("could not load libcurl
+ * (libcurl.so.4): <dlerror>").  Not thread-safe: call before making threads.
+ */
+int cli_curl_init(const struct cli_curl **ret_curl, struct err *err);
+
+/* curl_global_cleanup() when cli_curl_init() ran it; otherwise nothing. */
+void cli_curl_shutdown(void);
 
 /*
  * Shared by `push` and `replay` (implemented in cli_replay.c): file reading,
@@ -51,7 +86,8 @@ struct cli_replay_answer {
 	struct buf body;
 };
 
-/* A keep-alive HTTP client (one libcurl easy handle). */
+/* A keep-alive HTTP client (one libcurl easy handle).  Making the first
+ * one loads libcurl (cli_curl_init); call cli_curl_shutdown() at the end. */
 struct cli_replay_client;
 
 struct cli_replay_client *

@@ -9,7 +9,9 @@
  * digests are the ones we signed).
  *
  * The transport, file reading and the classification of the answer are
- * shared with `replay` and live in cli_replay.c (declared in cli.h).
+ * shared with `replay` and live in cli_replay.c (declared in cli.h); libcurl
+ * is loaded only when the client is made (cli_curl.c), so --write-requests
+ * and usage errors never load it.
  */
 #include "cli.h"
 
@@ -19,7 +21,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
 #include <zlib.h>
 
 #include "../mime/mime.h"
@@ -53,7 +54,7 @@ struct cli_push_opts {
 	struct cli_push_typed from, to, service, agreement;
 	struct cli_push_payload *payloads;
 	size_t n_payloads;
-	const char *gateway_cert, *save_request;
+	const char *gateway_cert, *save_request, *write_requests;
 	const char *sign_cert, *sign_key, *recipient_cert;
 	struct wss_key *key;             /* --sign: loaded by cli_push_load */
 	struct wss_recipient *recipient; /* --encrypt: likewise */
@@ -139,6 +140,14 @@ cli_push_usage(FILE *f)
 	    "Content-Type to FILE.ct\n"
 	    "  --count N [--repeat]     send N messages (--repeat: the same "
 	    "bytes N times)\n"
+	    "  --write-requests FILE    build the N messages (signed, "
+	    "encrypted as asked)\n"
+	    "                           and append them to FILE instead of "
+	    "sending (--url not\n"
+	    "                           needed): per message a line with the "
+	    "Content-Type, a\n"
+	    "                           line with the body length, the body "
+	    "(bench/run's load)\n"
 	    "  --quiet                  print only failures and the summary\n"
 	    "exit: 0 receipt(s) ok, 1 error/fault/HTTP or check failure, 2 "
 	    "usage\n",
@@ -257,6 +266,7 @@ enum {
 	CLI_PUSH_OPT_TIMEOUT,
 	CLI_PUSH_OPT_CONNECT_TIMEOUT,
 	CLI_PUSH_OPT_SAVE,
+	CLI_PUSH_OPT_WRITE,
 	CLI_PUSH_OPT_COUNT,
 	CLI_PUSH_OPT_REPEAT,
 	CLI_PUSH_OPT_QUIET,
@@ -287,6 +297,7 @@ static const struct option cli_push_longopts[] = {
     {"timeout", required_argument, NULL, CLI_PUSH_OPT_TIMEOUT},
     {"connect-timeout", required_argument, NULL, CLI_PUSH_OPT_CONNECT_TIMEOUT},
     {"save-request", required_argument, NULL, CLI_PUSH_OPT_SAVE},
+    {"write-requests", required_argument, NULL, CLI_PUSH_OPT_WRITE},
     {"count", required_argument, NULL, CLI_PUSH_OPT_COUNT},
     {"repeat", no_argument, NULL, CLI_PUSH_OPT_REPEAT},
     {"quiet", no_argument, NULL, CLI_PUSH_OPT_QUIET},
@@ -339,6 +350,7 @@ cli_push_option(struct arena *a, struct cli_push_opts *o, int opt,
 		    cli_replay_number(arg, 1, 86400, &o->net.connect_timeout_s);
 		break;
 	case CLI_PUSH_OPT_SAVE: o->save_request = arg; break;
+	case CLI_PUSH_OPT_WRITE: o->write_requests = arg; break;
 	case CLI_PUSH_OPT_COUNT:
 		rc = cli_replay_number(arg, 1, 100000000, &o->count);
 		break;
@@ -385,7 +397,9 @@ static int
 cli_push_check(struct arena *a, struct cli_push_opts *o)
 {
 	char uuid[37];
-	const char *missing = o->net.url == NULL	 ? "--url"
+	const char *missing = o->net.url == NULL &&
+				      o->write_requests == NULL
+				  ? "--url"
 			      : o->from.value == NULL	 ? "--from"
 			      : o->to.value == NULL	 ? "--to"
 			      : o->service.value == NULL ? "--service"
@@ -1028,6 +1042,65 @@ cli_push_setup(struct arena *a, struct cli_push_opts *o,
 	return 0;
 }
 
+/*
+ * --write-requests: build o->count messages and append them to the file, so
+ * a load tool sends pre-built (pre-signed) requests and the sender's work is
+ * not timed as the gateway's.  0 all written, -1 (after a message).
+ */
+static int
+cli_push_write_all(struct cli_push_opts *o)
+{
+	struct wss_cert *cert = NULL;
+	struct arena *a = arena_new(0);
+	struct err err;
+	FILE *f = NULL;
+	long i;
+	int rc = -1;
+
+	err_clear(&err);
+	if (a == NULL || cli_push_load(a, o, &cert, &err) == -1)
+		goto out;
+	if ((f = fopen(o->write_requests, "ab")) == NULL) {
+		(void)err_set(&err, ERR_IO, NULL, "could not open \"%s\": %m",
+			      o->write_requests);
+		goto out;
+	}
+	for (i = 0; i < o->count; i++) {
+		struct arena *m_a = arena_new(0);
+		struct cli_push_msg m = {0};
+		int bad;
+
+		if (m_a == NULL || cli_push_build(m_a, o, &m, &err) == -1) {
+			arena_free(m_a);
+			goto out;
+		}
+		bad = fprintf(f, "%s\n%zu\n", m.content_type, m.body.len) < 0 ||
+		      fwrite(m.body.data, 1, m.body.len, f) != m.body.len;
+		arena_free(m_a);
+		if (bad) {
+			(void)err_set(&err, ERR_IO, NULL,
+				      "could not write \"%s\": %m",
+				      o->write_requests);
+			goto out;
+		}
+	}
+	if (fclose(f) != 0) {
+		f = NULL;
+		(void)err_set(&err, ERR_IO, NULL, "could not write \"%s\": %m",
+			      o->write_requests);
+		goto out;
+	}
+	f = NULL;
+	rc = 0;
+out:
+	if (f != NULL)
+		(void)fclose(f);
+	if (rc == -1)
+		cli_push_complain(&err);
+	arena_free(a);
+	return rc;
+}
+
 /* `as4gw push`: see cli_push_usage(). */
 int
 cli_push(int argc, char **argv)
@@ -1043,8 +1116,8 @@ cli_push(int argc, char **argv)
 	int rc = 2, r;
 
 	err_clear(&err);
-	if (a == NULL || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		(void)fprintf(stderr, "as4gw push: could not initialise\n");
+	if (a == NULL) {
+		(void)fprintf(stderr, "as4gw push: out of memory\n");
 		arena_free(a);
 		return 1;
 	}
@@ -1055,6 +1128,10 @@ cli_push(int argc, char **argv)
 		goto out;
 	}
 	rc = 1;
+	if (o.write_requests != NULL) {
+		rc = cli_push_write_all(&o) == 0 ? 0 : 1;
+		goto out;
+	}
 	if (cli_push_setup(a, &o, &cert, &c, &once, &err) == -1) {
 		cli_push_complain(&err);
 		goto out;
@@ -1070,7 +1147,7 @@ cli_push(int argc, char **argv)
 			      (long long)(clock_mono_ms() - t0));
 	rc = failed == 0 ? 0 : 1;
 out:
-	arena_free(a);
-	curl_global_cleanup();
+	arena_free(a); /* frees the client before libcurl's global cleanup */
+	cli_curl_shutdown();
 	return rc;
 }

@@ -1,8 +1,8 @@
 /*
  * cli_replay — `as4gw replay`: POST recorded AS4 messages unchanged and say
  * what came back.  Also the part of the client `push` shares (cli.h): the
- * libcurl transport, file reading and the classification of an answer as
- * Receipt, ebMS Error or SOAP Fault.
+ * libcurl transport (libcurl loaded by cli_curl.c), file reading and the
+ * classification of an answer as Receipt, ebMS Error or SOAP Fault.
  */
 #include "cli.h"
 
@@ -12,12 +12,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
-
 #include "../mime/mime.h"
 #include "../xml/xml.h"
 
 struct cli_replay_client {
+	const struct cli_curl *api; /* libcurl's functions (cli_curl.c) */
 	CURL *curl;
 	struct cli_replay_net net;
 	char errbuf[CURL_ERROR_SIZE];
@@ -41,19 +40,24 @@ cli_replay_buf_cleanup(void *p)
 	buf_free(p);
 }
 
-/* New client: one easy handle reused for every request (keep-alive). */
+/* New client: one easy handle reused for every request (keep-alive).
+ * The first one loads libcurl. */
 struct cli_replay_client *
 cli_replay_client_new(const struct cli_replay_net *net, struct err *err)
 {
+	const struct cli_curl *api;
 	struct cli_replay_client *c;
 
+	if (cli_curl_init(&api, err) == -1)
+		return NULL;
 	c = calloc(1, sizeof(*c));
-	if (c == NULL || (c->curl = curl_easy_init()) == NULL) {
+	if (c == NULL || (c->curl = api->easy_init()) == NULL) {
 		free(c);
 		err_set(err, ERR_INTERNAL, NULL,
 			"could not initialise libcurl");
 		return NULL;
 	}
+	c->api = api;
 	c->net = *net;
 	return c;
 }
@@ -64,50 +68,54 @@ cli_replay_client_free(struct cli_replay_client *c)
 {
 	if (c == NULL)
 		return;
-	curl_easy_cleanup(c->curl);
+	c->api->easy_cleanup(c->curl);
 	free(c);
 }
 
-/* Set the per-request libcurl options; nonzero when one was refused. */
+/*
+ * Set the per-request libcurl options; nonzero when one was refused.  No
+ * type-checking macro guards these calls (cli.h): longs are 1L or long
+ * fields, the size is cast to curl_off_t.
+ */
 static int
 cli_replay_client_setup(struct cli_replay_client *c, struct curl_slist *hdrs,
 			const void *body, size_t len, struct buf *out)
 {
+	CURLcode (*const set)(CURL *, CURLoption, ...) = c->api->easy_setopt;
+	curl_write_callback write_cb = cli_replay_curl_write;
 	CURL *h = c->curl;
 	int bad = 0;
 
-	bad |= curl_easy_setopt(h, CURLOPT_URL, c->net.url);
-	bad |= curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	bad |= curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	bad |= curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
-	bad |= curl_easy_setopt(h, CURLOPT_USERAGENT, "as4gw-push");
-	bad |= curl_easy_setopt(h, CURLOPT_TIMEOUT, c->net.timeout_s);
-	bad |= curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT,
-				c->net.connect_timeout_s);
-	bad |= curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	bad |= curl_easy_setopt(h, CURLOPT_POST, 1L);
-	bad |= curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-	bad |=
-	    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	bad |=
-	    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cli_replay_curl_write);
-	bad |= curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+	bad |= set(h, CURLOPT_URL, c->net.url);
+	bad |= set(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	bad |= set(h, CURLOPT_NOSIGNAL, 1L);
+	bad |= set(h, CURLOPT_ERRORBUFFER, c->errbuf);
+	bad |= set(h, CURLOPT_USERAGENT, "as4gw-push");
+	bad |= set(h, CURLOPT_TIMEOUT, c->net.timeout_s);
+	bad |= set(h, CURLOPT_CONNECTTIMEOUT, c->net.connect_timeout_s);
+	bad |= set(h, CURLOPT_HTTPHEADER, hdrs);
+	bad |= set(h, CURLOPT_POST, 1L);
+	bad |= set(h, CURLOPT_POSTFIELDS, body);
+	bad |= set(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	bad |= set(h, CURLOPT_WRITEFUNCTION, write_cb);
+	bad |= set(h, CURLOPT_WRITEDATA, out);
 	if (c->net.cacert != NULL)
-		bad |= curl_easy_setopt(h, CURLOPT_CAINFO, c->net.cacert);
+		bad |= set(h, CURLOPT_CAINFO, c->net.cacert);
 	if (c->net.insecure) {
-		bad |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-		bad |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+		bad |= set(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		bad |= set(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
 	return bad;
 }
 
 /* Append one header line to a libcurl list; -1 on NULL line or no memory. */
 static int
-cli_replay_curl_header(struct curl_slist **list, const char *line)
+cli_replay_curl_header(const struct cli_curl *api, struct curl_slist **list,
+		       const char *line)
 {
 	struct curl_slist *n;
 
-	if (line == NULL || (n = curl_slist_append(*list, line)) == NULL)
+	if (line == NULL || (n = api->slist_append(*list, line)) == NULL)
 		return -1;
 	*list = n;
 	return 0;
@@ -132,20 +140,22 @@ cli_replay_client_post(struct cli_replay_client *c, struct arena *a,
 		goto out;
 	/* "Expect:" off: the body goes out at once, no 100-continue round trip.
 	 */
-	if (cli_replay_curl_header(&hdrs, "Expect:") == -1 ||
-	    cli_replay_curl_header(&hdrs, arena_sprintf(a, "Content-Type: %s",
-							content_type)) == -1)
+	if (cli_replay_curl_header(c->api, &hdrs, "Expect:") == -1 ||
+	    cli_replay_curl_header(
+		c->api, &hdrs,
+		arena_sprintf(a, "Content-Type: %s", content_type)) == -1)
 		goto out;
 	for (; headers != NULL && *headers != NULL; headers++)
-		if (cli_replay_curl_header(&hdrs, *headers) == -1)
+		if (cli_replay_curl_header(c->api, &hdrs, *headers) == -1)
 			goto out;
 	cc = CURLE_BAD_FUNCTION_ARGUMENT;
 	if (cli_replay_client_setup(c, hdrs, body, len, &ret->body) != 0)
 		goto out;
-	if ((cc = curl_easy_perform(c->curl)) != CURLE_OK)
+	if ((cc = c->api->easy_perform(c->curl)) != CURLE_OK)
 		goto out;
-	(void)curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &ret->status);
-	if (curl_easy_getinfo(c->curl, CURLINFO_CONTENT_TYPE, &ct) ==
+	(void)c->api->easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE,
+				   &ret->status);
+	if (c->api->easy_getinfo(c->curl, CURLINFO_CONTENT_TYPE, &ct) ==
 		CURLE_OK &&
 	    ct != NULL)
 		ret->content_type = arena_strdup(a, ct);
@@ -156,10 +166,11 @@ out:
 			"answer from %s is larger than %zu bytes", c->net.url,
 			CLI_REPLAY_MAX_ANSWER);
 	else if (rc == -1)
-		err_set(
-		    err, ERR_IO, NULL, "could not post to %s: %s", c->net.url,
-		    c->errbuf[0] != '\0' ? c->errbuf : curl_easy_strerror(cc));
-	curl_slist_free_all(hdrs);
+		err_set(err, ERR_IO, NULL, "could not post to %s: %s",
+			c->net.url,
+			c->errbuf[0] != '\0' ? c->errbuf
+					     : c->api->easy_strerror(cc));
+	c->api->slist_free_all(hdrs);
 	return rc;
 }
 
@@ -780,11 +791,9 @@ cli_replay(int argc, char **argv)
 			(void)fprintf(stderr, "try: as4gw replay --help\n");
 		return r == 1 ? 0 : 2;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
-	    (c = cli_replay_client_new(&o.net, &err)) == NULL) {
-		(void)fprintf(stderr,
-			      "as4gw replay: could not initialise libcurl\n");
-		curl_global_cleanup();
+	if ((c = cli_replay_client_new(&o.net, &err)) == NULL) {
+		(void)fprintf(stderr, "as4gw replay: %s\n", err.msg);
+		cli_curl_shutdown();
 		return 1;
 	}
 	rc = 0;
@@ -792,6 +801,6 @@ cli_replay(int argc, char **argv)
 		if (cli_replay_one(&o, c, argv[i]) == -1)
 			rc = 1;
 	cli_replay_client_free(c);
-	curl_global_cleanup();
+	cli_curl_shutdown();
 	return rc;
 }

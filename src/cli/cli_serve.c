@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -322,6 +323,31 @@ cli_reload(const struct cli_opts *o, struct http_server *srv,
 	*rt = cli_purge_start(*cur);
 }
 
+/* Bytes from which glibc malloc maps a block of its own (returned at free),
+ * and free bytes at the top of a heap beyond which it gives them back. */
+#define CLI_MALLOC_THRESHOLD ((int)256 << 10)
+
+/*
+ * glibc's malloc raises both thresholds by itself after freeing a large
+ * mapped block (up to 32 MiB and 64 MiB), so after one 100 MiB message every
+ * later body, payload or decompression buffer below 32 MiB comes from (and
+ * stays in) a per-thread heap: measured, an idle gateway kept 62 to 103
+ * MiB resident after one 100 MiB and six 20 MiB messages, 22 MiB with fixed
+ * thresholds (issue 5).
+ * 256 KiB: above the allocations of small messages (a 4 KiB push now makes
+ * 13 madvise calls per 400 messages instead of 297), and no more resident
+ * at start than the defaults (1 MiB kept 0.3 MiB of start-up heap).  Called
+ * before any thread starts.
+ */
+static void
+cli_malloc_tune(void)
+{
+#if defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
+	(void)mallopt(M_MMAP_THRESHOLD, CLI_MALLOC_THRESHOLD);
+	(void)mallopt(M_TRIM_THRESHOLD, CLI_MALLOC_THRESHOLD);
+#endif
+}
+
 /* Serve until SIGTERM/SIGINT, reloading on SIGHUP; then drain and stop. */
 static void
 cli_serve_loop(const struct cli_opts *o, struct http_server *srv,
@@ -351,6 +377,7 @@ cli_serve(int argc, char **argv)
 	if ((rc = cli_opts_parse(argc, argv, "serve", &o)) != 0)
 		return rc == 1 ? 0 : rc;
 	rc = 1;
+	cli_malloc_tune();
 	/* block before any thread starts so all threads inherit the mask */
 	(void)sigemptyset(&set);
 	(void)sigaddset(&set, SIGTERM);

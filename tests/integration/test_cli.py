@@ -209,6 +209,48 @@ def test_push_unreachable_gateway_exits_1(tmp_path):
     assert 'failed' in p.stderr
 
 
+def _maps_libcurl(pid):
+    """The lines of /proc/PID/maps that map a libcurl file."""
+    with open(f'/proc/{pid}/maps') as f:
+        return [line for line in f if 'libcurl' in line]
+
+
+def test_serve_does_not_map_libcurl_push_still_works(gateway, pki, tmp_path):
+    """Issue 5 (idle RSS): as4gw does not link libcurl; only push and replay
+    dlopen() it, so a serving gateway never maps it, before or after it has
+    answered a push."""
+    assert _maps_libcurl(gateway.proc.pid) == []
+    mid = new_id()
+    p = run_as4gw(*push_args(gateway, pki, mid, payloads=[payload_file(tmp_path)]))
+    assert p.returncode == 0, p.stderr
+    assert f'receipt ok: ref {mid}' in p.stderr
+    assert gateway.store.counts(mid) == (1, 1, 1)
+    assert _maps_libcurl(gateway.proc.pid) == []
+
+
+@pytest.mark.parametrize('cmd', ['push', 'replay'])
+def test_client_without_loadable_libcurl_fails_with_one_line(tmp_path, cmd):
+    """dlopen("libcurl.so.4") searches LD_LIBRARY_PATH first: a file there
+    that is no shared object makes loading fail, as a missing libcurl does.
+    Nothing is sent; one line names the library and dlerror()'s reason."""
+    libdir = tmp_path / 'lib'
+    libdir.mkdir()
+    (libdir / 'libcurl.so.4').write_bytes(b'not a shared object\n')
+    url = f'http://127.0.0.1:{free_port()}/as4'
+    args = (['push', '--url', url, '--from', 'urn:a', '--to', 'urn:b',
+             '--service', 'urn:s', '--action', 'A'] if cmd == 'push'
+            else ['replay', '--url', url, __file__])
+    env = dict(os.environ, LD_LIBRARY_PATH=str(libdir))
+    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=60,
+                       env=env)
+    assert p.returncode == 1
+    assert p.stdout == ''
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith(f'as4gw {cmd}: could not load libcurl (libcurl.so.4): ')
+    assert str(libdir / 'libcurl.so.4') in lines[0]
+
+
 # ---- replay -----------------------------------------------------------------
 
 def test_replay_file_with_http_headers(gateway, tmp_path):
