@@ -9,6 +9,10 @@ AS4GW_PACKAGES=(
 )
 AS4GW_TEST_PACKAGES=(postgresql python3 python3-pytest python3-psycopg2 python3-lxml python3-cryptography sqlite3
 	nginx clang libclang-rt-14-dev)
+# bench/run: wrk (the load tool), postgresql (server, pgbench, pg_test_fsync;
+# Debian 12's postgresql-15 has the contrib modules), python3 (bench/bench.py).
+# linux-perf is optional (profiles: bench/README.md) and not installed here.
+AS4GW_BENCH_PACKAGES=(wrk postgresql python3)
 
 # Install what is missing: apt-get when root, else print the line and stop.
 as4gw_need_packages() {
