@@ -305,7 +305,7 @@ gateway_replayed(const struct gateway *gw, struct store *s, struct arena *a,
 	m.message_id = hit.message_id;
 	memcpy(m.content_hash, hit.content_hash, sizeof(m.content_hash));
 	m.received_at_ms = now;
-	if (store_accept(s, &m, a, &res, &err) == -1 ||
+	if (inbox_submit(s, a, &m, NULL, 0, &res, &err) == -1 ||
 	    res.outcome != STORE_DUPLICATE ||
 	    buf_append(&ans->body, res.receipt, res.receipt_len) == -1) {
 		buf_reset(&ans->body);

@@ -90,6 +90,9 @@ struct wss_in {
 	size_t n_refs;
 	X509 *cert;                        /* signer (arena) */
 	STACK_OF(X509) *chain;             /* its untrusted chain (arena) */
+	/* the instants (ms) at which the wsu:Timestamp passes, as
+	 * wss_in_timestamp found them; INT64_MIN/MAX: unbounded */
+	int64_t ts_from, ts_until;
 };
 
 /* EBMS:0101 with one generic message; the reason goes to the log only. */
@@ -256,6 +259,9 @@ wss_in_timestamp(struct wss_in *in, struct err *err)
 		    "created");
 	if (he == 1 && expires <= at - skew)
 		return wss_in_auth(err, "wsu:Timestamp expired");
+	in->ts_from = created - skew;
+	if (he == 1)
+		in->ts_until = expires + skew - 1;
 	return 0;
 }
 
@@ -758,15 +764,8 @@ wss_in_signature(struct wss_in *in, struct wss_result *res, struct err *err)
 static void
 wss_in_window(const struct wss_in *in, struct wss_result *res)
 {
-	int64_t skew = in->pol->skew_ms > 0 ? in->pol->skew_ms : 0;
-	int64_t from = INT64_MIN, until = INT64_MAX, v, cf, cu;
+	int64_t from = in->ts_from, until = in->ts_until, cf, cu;
 
-	if (in->timestamp != NULL) {
-		if (wss_in_ts_field(in->a, in->timestamp, "Created", &v) == 1)
-			from = v - skew;
-		if (wss_in_ts_field(in->a, in->timestamp, "Expires", &v) == 1)
-			until = v + skew - 1;
-	}
 	if (res->verified) {
 		if (in->chain != NULL || wss_trust_window(in->pol->trust,
 		    in->cert, &cf, &cu) != 1)
@@ -786,7 +785,8 @@ wss_inbound(struct arena *a, xmlDocPtr doc, xmlNodePtr messaging,
     const struct wss_policy *pol, struct wss_result *ret, struct err *err)
 {
 	struct wss_in in = { .a = a, .doc = doc, .messaging = messaging,
-		.body = body, .parts = parts, .n_parts = n_parts, .pol = pol };
+		.body = body, .parts = parts, .n_parts = n_parts, .pol = pol,
+		.ts_from = INT64_MIN, .ts_until = INT64_MAX };
 	struct wss_result res = { 0 };
 	int rc = -1;
 

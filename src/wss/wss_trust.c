@@ -1165,20 +1165,28 @@ wss_trust_remember(const struct wss_trust *t, const struct wss_trust_signer *s,
 	(void)pthread_mutex_unlock(&t->seen->lock);
 }
 
+/* A copy of signer s's remembered window (taken under the lock). */
+static struct wss_trust_window
+wss_trust_window_of(const struct wss_trust *t, const struct wss_trust_signer *s)
+{
+	struct wss_trust_window w = { 0 };
+
+	if (pthread_mutex_lock(&t->seen->lock) != 0)
+		return w;
+	w = t->seen->win[s - t->signers];
+	(void)pthread_mutex_unlock(&t->seen->lock);
+	return w;
+}
+
 /* Was s's chain found valid for a window holding the instant? */
 static int
 wss_trust_known(const struct wss_trust *t, const struct wss_trust_signer *s,
     int64_t at_ms)
 {
-	const struct wss_trust_window *w = &t->seen->win[s - t->signers];
+	struct wss_trust_window w = wss_trust_window_of(t, s);
 	time_t at = at_ms != 0 ? (time_t)(at_ms / 1000) : time(NULL);
-	int yes;
 
-	if (pthread_mutex_lock(&t->seen->lock) != 0)
-		return 0;
-	yes = w->ok && w->from <= at && at <= w->until;
-	(void)pthread_mutex_unlock(&t->seen->lock);
-	return yes;
+	return w.ok && w.from <= at && at <= w.until;
 }
 
 /* Verification parameters: the instant (for CRLs too), any purpose, the
@@ -1265,11 +1273,9 @@ wss_trust_window(const struct wss_trust *t, const X509 *cert,
 	struct wss_trust_window w;
 
 	if (t == NULL || cert == NULL || t->vflags != 0 ||
-	    (s = wss_trust_bound(t, cert)) == NULL ||
-	    pthread_mutex_lock(&t->seen->lock) != 0)
+	    (s = wss_trust_bound(t, cert)) == NULL)
 		return 0;
-	w = t->seen->win[s - t->signers];
-	(void)pthread_mutex_unlock(&t->seen->lock);
+	w = wss_trust_window_of(t, s);
 	if (!w.ok)
 		return 0;
 	*ret_from_ms = (int64_t)w.from * 1000;
