@@ -20,12 +20,41 @@ int cli_migrate(int argc, char **argv);
 int cli_deliver(int argc, char **argv);
 int cli_purge(int argc, char **argv);
 
+/* ---- cli_common.c: shared by as4gw and as4gw-client ---- */
+
 /* "as4gw: PREFIX MSG" on stderr as one line (white space runs folded). */
 void cli_fail(const char *prefix, const char *msg);
 
 /* One-time library set-up shared by the subcommands (libxml2, xmlsec). */
 int cli_global_init(void);
 void cli_global_shutdown(void);
+
+/* Parse a decimal number in [min, max]; -1 when it is not one. */
+int cli_number(const char *s, long min, long max, long *ret);
+
+/* A subcommand: its name, its function (argv[0] is the command's name),
+ * its line in the usage text, and whether it runs without cli_global_init. */
+struct cli_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+	int bare;
+};
+
+/*
+ * Run argv[1] from cmds (n of them) with the libraries set up, or print the
+ * usage (prog names the program in it): the exit status (2 usage error).
+ */
+int cli_dispatch(const char *prog, const struct cli_cmd *cmds, size_t n,
+    int argc, char **argv);
+
+/*
+ * as4gw's push and replay (cli_exec.c): run the same command line in the
+ * as4gw-client program, where the sending tools live (not in the serving
+ * daemon): the file next to this executable, else the one installed in
+ * AS4GW_LIBEXECDIR.  argv[0] is the command.  Returns only on failure (1).
+ */
+int cli_client_exec(int argc, char **argv);
 
 /*
  * The libcurl functions `push` and `replay` use (cli_curl.c).  The binary
@@ -108,8 +137,6 @@ int cli_replay_client_post(struct cli_replay_client *c, struct arena *a,
 int cli_replay_read_file(const char *path, size_t limit, struct buf *out,
     struct err *err);
 
-/* Parse a decimal number in [min, max]; -1 when it is not one. */
-int cli_replay_number(const char *s, long min, long max, long *ret);
 
 enum cli_replay_kind {
 	CLI_REPLAY_NONE = 0, /* empty, not XML, no signal or fault found */

@@ -108,11 +108,11 @@ cli_deliver_option(int ch, const char *arg, struct cli_deliver_opts *o)
 	case CLI_DELIVER_OPT_ONCE: o->once = 1; return 0;
 	case CLI_DELIVER_OPT_FOLLOW: o->d.follow = 1; return 0;
 	case CLI_DELIVER_OPT_MAX:
-		return cli_replay_number(arg, 0, INT_MAX, &o->max);
+		return cli_number(arg, 0, INT_MAX, &o->max);
 	case CLI_DELIVER_OPT_STALE:
-		return cli_replay_number(arg, 0, 30L * 86400, &o->stale_s);
+		return cli_number(arg, 0, 30L * 86400, &o->stale_s);
 	case CLI_DELIVER_OPT_TIMEOUT:
-		return cli_replay_number(arg, 1, 86400, &o->timeout_s);
+		return cli_number(arg, 1, 86400, &o->timeout_s);
 	default: return -1;
 	}
 }

@@ -26,6 +26,7 @@
 #include "../mime/mime.h"
 #include "../util/clock.h"
 #include "../util/codec.h"
+#include "../sender/sender.h"
 #include "../wss/wss.h"
 #include "../xml/xml.h"
 
@@ -57,7 +58,7 @@ struct cli_push_opts {
 	const char *gateway_cert, *save_request, *write_requests;
 	const char *sign_cert, *sign_key, *recipient_cert;
 	struct wss_key *key;             /* --sign: loaded by cli_push_load */
-	struct wss_recipient *recipient; /* --encrypt: likewise */
+	struct sender_recipient *recipient; /* --encrypt: likewise */
 	long count;
 	int repeat, quiet, sign, encrypt, compress;
 };
@@ -95,7 +96,7 @@ cli_push_key_cleanup(void *p)
 static void
 cli_push_recipient_cleanup(void *p)
 {
-	wss_recipient_free(p);
+	sender_recipient_free(p);
 }
 
 /* Arena cleanup wrapper for the HTTP client. */
@@ -343,16 +344,16 @@ cli_push_option(struct arena *a, struct cli_push_opts *o, int opt,
 	case CLI_PUSH_OPT_CACERT: o->net.cacert = arg; break;
 	case CLI_PUSH_OPT_INSECURE: o->net.insecure = 1; break;
 	case CLI_PUSH_OPT_TIMEOUT:
-		rc = cli_replay_number(arg, 1, 86400, &o->net.timeout_s);
+		rc = cli_number(arg, 1, 86400, &o->net.timeout_s);
 		break;
 	case CLI_PUSH_OPT_CONNECT_TIMEOUT:
 		rc =
-		    cli_replay_number(arg, 1, 86400, &o->net.connect_timeout_s);
+		    cli_number(arg, 1, 86400, &o->net.connect_timeout_s);
 		break;
 	case CLI_PUSH_OPT_SAVE: o->save_request = arg; break;
 	case CLI_PUSH_OPT_WRITE: o->write_requests = arg; break;
 	case CLI_PUSH_OPT_COUNT:
-		rc = cli_replay_number(arg, 1, 100000000, &o->count);
+		rc = cli_number(arg, 1, 100000000, &o->count);
 		break;
 	case CLI_PUSH_OPT_REPEAT: o->repeat = 1; break;
 	case CLI_PUSH_OPT_QUIET: o->quiet = 1; break;
@@ -643,9 +644,9 @@ cli_push_secure(struct arena *a, const struct cli_push_opts *o,
 	}
 	if (xml_parse(a, env->data, env->len, NULL, &doc, err) == -1 ||
 	    (o->key != NULL &&
-	     wss_sign_message(doc, o->key, wp, n, err) == -1) ||
+	     sender_sign_message(doc, o->key, wp, n, err) == -1) ||
 	    (o->recipient != NULL &&
-	     wss_encrypt_message(a, doc, o->recipient, wp, n, err) == -1) ||
+	     sender_encrypt_message(a, doc, o->recipient, wp, n, err) == -1) ||
 	    cli_push_dump(doc, env, err) == -1)
 		return -1;
 	for (i = 0; i < n; i++) {
@@ -778,7 +779,7 @@ cli_push_ok(struct arena *a, const struct wss_cert *cert,
 	size_t n = 0;
 
 	err_clear(&err);
-	if (m->sent != NULL && wss_nrr_match(m->sent, out->doc, &n, &err) == -1)
+	if (m->sent != NULL && sender_nrr_match(m->sent, out->doc, &n, &err) == -1)
 		return cli_push_failed(a, m->message_id, "no proof of receipt",
 				       &err);
 	*ret_rc = 0;
@@ -987,7 +988,7 @@ cli_push_load_security(struct arena *a, struct cli_push_opts *o,
 		}
 	}
 	if (o->encrypt) {
-		if (wss_recipient_load(o->recipient_cert, &o->recipient,
+		if (sender_recipient_load(o->recipient_cert, &o->recipient,
 				       err) == -1)
 			return -1;
 		if (arena_cleanup(a, cli_push_recipient_cleanup,

@@ -211,22 +211,6 @@ out:
 	return rc;
 }
 
-/* Parse a decimal number in [min, max]; see cli.h. */
-int
-cli_replay_number(const char *s, long min, long max, long *ret)
-{
-	char *end;
-	long v;
-
-	if (s == NULL || *s == '\0')
-		return -1;
-	v = strtol(s, &end, 10);
-	if (*end != '\0' || v < min || v > max)
-		return -1;
-	*ret = v;
-	return 0;
-}
-
 /* Collect the eb:Error codes and the ref of one SignalMessage into ret. */
 static void
 cli_replay_signal(struct arena *a, xmlNodePtr sig,
@@ -732,9 +716,9 @@ cli_replay_option(struct cli_replay_opts *o, int opt, const char *arg)
 	case CLI_REPLAY_OPT_CACERT: o->net.cacert = arg; return 0;
 	case CLI_REPLAY_OPT_INSECURE: o->net.insecure = 1; return 0;
 	case CLI_REPLAY_OPT_TIMEOUT:
-		return cli_replay_number(arg, 1, 86400, &o->net.timeout_s);
+		return cli_number(arg, 1, 86400, &o->net.timeout_s);
 	case CLI_REPLAY_OPT_CONNECT_TIMEOUT:
-		return cli_replay_number(arg, 1, 86400,
+		return cli_number(arg, 1, 86400,
 					 &o->net.connect_timeout_s);
 	case 'v': o->verbose = 1; return 0;
 	default: return -1;

@@ -1,6 +1,7 @@
 /*
- * wss_int — declarations shared between the files of src/wss only (xmlsec and
- * OpenSSL types); other modules include wss.h.
+ * wss_int — declarations shared between the files of src/wss (xmlsec and
+ * OpenSSL types) and with src/sender/, the outbound half of WS-Security that
+ * `as4gw push` links; other modules include wss.h.
  */
 #ifndef AS4GW_WSS_INT_H
 #define AS4GW_WSS_INT_H
@@ -96,22 +97,6 @@ int wss_oaep_run(xmlNodePtr method, xmlSecKeyPtr key, int encrypt,
     const unsigned char *in, size_t in_len, unsigned char *out,
     size_t out_size, size_t *ret_len);
 
-/*
- * Encrypt parts for recipient the eDelivery AS4 1.15 way (5.1.6): one
- * random AES-128 key; xenc:EncryptedKey with xenc11 rsa-oaep + sha256
- * DigestMethod + mgf1sha256, ds:KeyInfo a wsse:SecurityTokenReference with
- * the recipient's X509SubjectKeyIdentifier, and a ReferenceList; one
- * xenc:EncryptedData per part (aes128-gcm, Attachment-Content-Only,
- * MimeType = the part's Content-Type, CipherReference cid: with the
- * Attachment-Ciphertext-Transform).  They are prepended to security
- * (WS-Security 1.1, 5: new elements go first), the EncryptedKey first.
- * Each part's data becomes IV || ciphertext || tag (arena) and its
- * content_type "application/octet-stream".  On failure (ERR_INTERNAL)
- * neither doc nor parts have changed.  (In wss_oaep.c for file size; a
- * wss_encrypt.c of its own would be the natural home.)
- */
-int wss_encrypt_parts(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
-    struct wss_part *parts, size_t n, X509 *recipient, struct err *err);
 
 /* ---- wss_decrypt.c ---- */
 
@@ -188,6 +173,28 @@ int wss_trust_check(const struct wss_trust *t, X509 *cert,
  */
 int wss_trust_window(const struct wss_trust *t, const X509 *cert,
     int64_t *ret_from_ms, int64_t *ret_until_ms);
+
+/* ---- wss_sign.c: the signing engine, also used by src/sender/ ---- */
+
+/*
+ * Sign eb:Messaging, the SOAP Body and every attachment the way eDelivery
+ * AS4 1.15 (1.4.2.6) says: as wss_sign_envelope plus one reference
+ * "cid:<Content-ID>" per part (%-encoded where a URL needs it) with the SwA
+ * Attachment-Content-Signature-Transform (SwA 1.1 5.4.2).  parts are not
+ * changed; n_parts may be 0 (at most 256).  The envelope must not yet carry
+ * a wsse:Security header; on failure none is added.  ERR_INTERNAL.
+ */
+int wss_sign_parts(xmlDocPtr doc, const struct wss_key *key,
+    struct wss_part *parts, size_t n_parts, struct err *err);
+
+/* The SOAP Header of env (made first in env when absent), or NULL. */
+xmlNodePtr wss_sign_header(xmlNodePtr env, const char *soap);
+/* A new empty wsse:Security (mustUnderstand) last in header, or NULL. */
+xmlNodePtr wss_sign_security_new(xmlNodePtr header, const char *soap);
+/* Unlink and free node; accepts NULL. */
+void wss_sign_drop(xmlNodePtr node);
+/* Are the parts usable for cid: references (each with a Content-ID)? */
+int wss_sign_parts_ok(const struct wss_part *parts, size_t n);
 
 /* wss.c: PEM password callback that refuses, so an encrypted key or file is
  * an error rather than a prompt on the daemon's terminal (wss_trust.c too). */

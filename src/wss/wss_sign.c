@@ -3,11 +3,9 @@
  * signals, `push` messages): a wsse:Security header with the certificate as
  * BinarySecurityToken and an XML signature over elements referenced by
  * wsu:Id (WS-Security 1.1 X.509 Token Profile 3.2; eDelivery AS4 1.15,
- * 1.4.2.6) and, for `push`, over every attachment by "cid:" with the SwA
- * Attachment-Content-Signature-Transform (SwA Profile 1.1, 5.3); the
- * sender's encryption of the attachments (wss_encrypt_parts in wss_oaep.c)
- * and the check that a partner's NRR Receipt copies the references we
- * signed (AS4 profile 5.1.8 b).  Modelled on the Receipt Domibus 5 sends:
+ * 1.4.2.6) and, for `push` (src/sender/), over every attachment by "cid:"
+ * with the SwA Attachment-Content-Signature-Transform (SwA Profile 1.1,
+ * 5.3), the transforms verification uses too.  Modelled on the Receipt Domibus 5 sends:
  * wsse:Security is the last header block, after eb:Messaging.
  */
 #include "wss.h"
@@ -41,11 +39,6 @@
 /* More references than any message of ours needs (Messaging, Body, parts). */
 #define WSS_SIGN_MAX_NODES 256
 #define WSS_SIGN_MAX_PARTS 256
-
-/* A certificate whose public key attachments are encrypted for. */
-struct wss_recipient {
-	X509 *cert;
-};
 
 /*
  * A prefixed namespace declaration for href in scope at node; when there is
@@ -99,7 +92,7 @@ out:
 }
 
 /* The envelope's SOAP Header, created as its first child when absent. */
-static xmlNodePtr
+xmlNodePtr
 wss_sign_header(xmlNodePtr env, const char *soap)
 {
 	xmlNodePtr header = xml_child(env, soap, "Header");
@@ -121,7 +114,7 @@ wss_sign_header(xmlNodePtr env, const char *soap)
 }
 
 /* Unlink and free a node; accepts NULL. */
-static void
+void
 wss_sign_drop(xmlNodePtr node)
 {
 	if (node == NULL)
@@ -135,7 +128,7 @@ wss_sign_drop(xmlNodePtr node)
  * version: WS-Security 1.1, 5) as the last header block; NULL on failure,
  * with nothing added.
  */
-static xmlNodePtr
+xmlNodePtr
 wss_sign_security_new(xmlNodePtr header, const char *soap)
 {
 	xmlNodePtr sec;
@@ -392,7 +385,7 @@ wss_sign_nodes_ok(xmlDocPtr doc, xmlNodePtr const *nodes, size_t n)
 }
 
 /* Are the parts usable for cid: references (each with a Content-ID)? */
-static int
+int
 wss_sign_parts_ok(const struct wss_part *parts, size_t n)
 {
 	size_t i;
@@ -408,7 +401,7 @@ wss_sign_parts_ok(const struct wss_part *parts, size_t n)
 }
 
 /*
- * Sign nodes and parts of doc (wss_sign_nodes, wss_sign_message): a new
+ * Sign nodes and parts of doc (wss_sign_nodes, wss_sign_parts): a new
  * wsse:Security with the BST and the ds:Signature; on failure it is
  * removed again.
  */
@@ -492,9 +485,9 @@ wss_sign_envelope(xmlDocPtr doc, const struct wss_key *key,
 	return wss_sign_do(doc, key, nodes, 2, NULL, 0, err);
 }
 
-/* Sign eb:Messaging, the Body and every attachment; see wss.h. */
+/* Sign eb:Messaging, the Body and every attachment; see wss_int.h. */
 int
-wss_sign_message(xmlDocPtr doc, const struct wss_key *key,
+wss_sign_parts(xmlDocPtr doc, const struct wss_key *key,
     struct wss_part *parts, size_t n_parts, struct err *err)
 {
 	xmlNodePtr nodes[2];
@@ -502,271 +495,4 @@ wss_sign_message(xmlDocPtr doc, const struct wss_key *key,
 	if (wss_sign_targets(doc, nodes, err) == -1)
 		return -1;
 	return wss_sign_do(doc, key, nodes, 2, parts, n_parts, err);
-}
-
-/* PEM password callback that refuses (a certificate is never encrypted;
- * no prompt on the terminal). */
-static int
-wss_sign_no_password(char *buf, int size, int rwflag, void *u)
-{
-	(void)buf;
-	(void)size;
-	(void)rwflag;
-	(void)u;
-	return -1;
-}
-
-/* Load the certificate attachments are encrypted for; see wss.h. */
-int
-wss_recipient_load(const char *path, struct wss_recipient **ret,
-    struct err *err)
-{
-	BIO *bio = BIO_new_file(path, "r");
-	struct wss_recipient *r = NULL;
-	X509 *cert = NULL;
-	EVP_PKEY *pub;
-	int rc = -1;
-
-	if (bio == NULL) {
-		err_set(err, ERR_IO, NULL,
-		    "could not open certificate \"%s\": %s", path,
-		    strerror(errno));
-		goto out;
-	}
-	cert = PEM_read_bio_X509(bio, NULL, wss_sign_no_password, NULL);
-	if (cert == NULL) {
-		err_set(err, ERR_CONF, NULL,
-		    "could not read a PEM certificate from \"%s\"", path);
-		goto out;
-	}
-	pub = X509_get0_pubkey(cert);
-	if (pub == NULL || EVP_PKEY_get_base_id(pub) != EVP_PKEY_RSA) {
-		err_set(err, ERR_CONF, NULL, "certificate \"%s\" has no RSA "
-		    "key (rsa-oaep key transport needs one)", path);
-		goto out;
-	}
-	if ((r = calloc(1, sizeof(*r))) == NULL) {
-		err_set(err, ERR_INTERNAL, NULL, "out of memory");
-		goto out;
-	}
-	r->cert = cert;
-	cert = NULL;
-	*ret = r;
-	rc = 0;
-out:
-	ERR_clear_error();
-	X509_free(cert);
-	BIO_free(bio);
-	return rc;
-}
-
-/* Free a recipient certificate; accepts NULL. */
-void
-wss_recipient_free(struct wss_recipient *r)
-{
-	if (r == NULL)
-		return;
-	X509_free(r->cert);
-	free(r);
-}
-
-/*
- * Encrypt every attachment for r (eDelivery AS4 1.15, 1.4.2.7; the work is
- * wss_encrypt_parts in wss_oaep.c); see wss.h.  The EncryptedKey and
- * EncryptedData go first into the existing wsse:Security (after signing:
- * sign-then-encrypt), or into a new one.
- */
-int
-wss_encrypt_message(struct arena *a, xmlDocPtr doc,
-    const struct wss_recipient *r, struct wss_part *parts, size_t n,
-    struct err *err)
-{
-	xmlNodePtr env, header = NULL, sec = NULL, made = NULL;
-	const char *soap = NULL;
-
-	env = wss_envelope(doc, &soap);
-	if (env != NULL && r != NULL && n > 0 && wss_sign_parts_ok(parts, n))
-		header = wss_sign_header(env, soap);
-	if (header != NULL) {
-		sec = xml_child(header, NS_WSSE, "Security");
-		if (sec == NULL)
-			sec = made = wss_sign_security_new(header, soap);
-	}
-	if (sec == NULL)
-		return err_set(err, ERR_INTERNAL, NULL,
-		    "could not encrypt the payloads: no envelope, payloads "
-		    "or recipient");
-	if (wss_encrypt_parts(a, doc, sec, parts, n, r->cert, err) == -1) {
-		wss_sign_drop(made);
-		return -1;
-	}
-	return 0;
-}
-
-/* An NRR mismatch: the Receipt does not prove what we sent. */
-static int
-wss_nrr_fail(struct err *err, const char *why)
-{
-	err_set(err, ERR_EBMS, "EBMS:0101", "receipt does not match the "
-	    "signed message: %s", why);
-	return -1;
-}
-
-/* The SignedInfo of the signature in doc's wsse:Security, or NULL. */
-static xmlNodePtr
-wss_nrr_signed_info(xmlDocPtr doc)
-{
-	const char *soap = NULL;
-	xmlNodePtr env = wss_envelope(doc, &soap), sec;
-
-	sec = xml_child(env != NULL ? xml_child(env, soap, "Header") : NULL,
-	    NS_WSSE, "Security");
-	return xml_child(xml_child(sec, NS_DS, "Signature"), NS_DS,
-	    "SignedInfo");
-}
-
-/* eb:Receipt/ebbp:NonRepudiationInformation of a Receipt, or NULL. */
-static xmlNodePtr
-wss_nrr_info(xmlDocPtr doc)
-{
-	const char *soap = NULL;
-	xmlNodePtr env = wss_envelope(doc, &soap), n;
-
-	n = env != NULL ? xml_child(env, soap, "Header") : NULL;
-	n = xml_child(xml_child(n, NS_EB, "Messaging"), NS_EB,
-	    "SignalMessage");
-	return xml_child(xml_child(n, NS_EB, "Receipt"), NS_EBBP,
-	    "NonRepudiationInformation");
-}
-
-/* Attribute name present on both x and y with the same value? */
-static int
-wss_nrr_attr_eq(const xmlNode *x, const xmlNode *y, const char *name)
-{
-	xmlChar *u = x != NULL ? xmlGetNoNsProp(x, (const xmlChar *)name) :
-	    NULL;
-	xmlChar *v = y != NULL ? xmlGetNoNsProp(y, (const xmlChar *)name) :
-	    NULL;
-	int eq = u != NULL && v != NULL && xmlStrEqual(u, v);
-
-	xmlFree(u);
-	xmlFree(v);
-	return eq;
-}
-
-/* The same non-empty text in x and y, blanks ignored (base64 may wrap)? */
-static int
-wss_nrr_text_eq(const xmlNode *x, const xmlNode *y)
-{
-	xmlChar *u = x != NULL ? xmlNodeGetContent(x) : NULL;
-	xmlChar *v = y != NULL ? xmlNodeGetContent(y) : NULL;
-	const xmlChar *p = u, *q = v;
-	int eq = u != NULL && v != NULL, chars = 0;
-
-	while (eq) {
-		while (*p != '\0' && xmlIsBlank_ch(*p))
-			p++;
-		while (*q != '\0' && xmlIsBlank_ch(*q))
-			q++;
-		if (*p != *q)
-			eq = 0;
-		else if (*p == '\0')
-			break;
-		p++;
-		q++;
-		chars++;
-	}
-	xmlFree(u);
-	xmlFree(v);
-	return eq && chars > 0;
-}
-
-/* Same URI, DigestMethod and DigestValue (AS4 profile 5.1.8 b)? */
-static int
-wss_nrr_ref_eq(const xmlNode *sent, const xmlNode *got)
-{
-	return wss_nrr_attr_eq(sent, got, "URI") &&
-	    wss_nrr_attr_eq(xml_child(sent, NS_DS, "DigestMethod"),
-	    xml_child(got, NS_DS, "DigestMethod"), "Algorithm") &&
-	    wss_nrr_text_eq(xml_child(sent, NS_DS, "DigestValue"),
-	    xml_child(got, NS_DS, "DigestValue"));
-}
-
-/* Count the MessagePartNRInformation elements (each one ds:Reference). */
-static int
-wss_nrr_count(const xmlNode *nri, size_t *ret_n)
-{
-	xmlNodePtr p;
-	size_t n = 0;
-
-	for (p = xml_child(nri, NULL, NULL); p != NULL;
-	    p = xml_next(p, NULL, NULL), n++)
-		if (!xml_is(p, NS_EBBP, "MessagePartNRInformation") ||
-		    xml_count(p, NULL, NULL) != 1 ||
-		    xml_child(p, NS_DS, "Reference") == NULL)
-			return -1;
-	*ret_n = n;
-	return 0;
-}
-
-/* How many sent references have exactly one equal copy in nri; the URI of
- * the first that has not goes to err.detail. */
-static size_t
-wss_nrr_hits(const xmlNode *si, const xmlNode *nri, struct err *err)
-{
-	xmlNodePtr r, p;
-	size_t n = 0, hits;
-	xmlChar *uri;
-
-	for (r = xml_child(si, NS_DS, "Reference"); r != NULL;
-	    r = xml_next(r, NS_DS, "Reference")) {
-		hits = 0;
-		for (p = xml_child(nri, NULL, NULL); p != NULL;
-		    p = xml_next(p, NULL, NULL))
-			hits += (size_t)wss_nrr_ref_eq(r,
-			    xml_child(p, NS_DS, "Reference"));
-		if (hits == 1) {
-			n++;
-		} else if (err->detail[0] == '\0') {
-			uri = xmlGetNoNsProp(r, (const xmlChar *)"URI");
-			err_detail(err, "first differing reference \"%s\"",
-			    uri != NULL ? (const char *)uri : "");
-			xmlFree(uri);
-		}
-	}
-	return n;
-}
-
-/* Does the Receipt copy exactly the references we signed?  See wss.h. */
-int
-wss_nrr_match(xmlDocPtr sent, xmlDocPtr receipt, size_t *ret_n,
-    struct err *err)
-{
-	xmlNodePtr si = sent != NULL ? wss_nrr_signed_info(sent) : NULL;
-	xmlNodePtr nri = receipt != NULL ? wss_nrr_info(receipt) : NULL;
-	size_t n_sent, n_got = 0, n_same;
-	struct err why;
-	char msg[96];
-
-	err_clear(&why);
-	if (si == NULL)
-		return err_set(err, ERR_INTERNAL, NULL,
-		    "the sent message is not signed");
-	if (nri == NULL)
-		return wss_nrr_fail(err, "not a non-repudiation receipt");
-	if (wss_nrr_count(nri, &n_got) == -1)
-		return wss_nrr_fail(err, "malformed "
-		    "ebbp:MessagePartNRInformation");
-	n_sent = xml_count(si, NS_DS, "Reference");
-	n_same = wss_nrr_hits(si, nri, &why);
-	if (n_same == n_sent && n_got == n_sent) {
-		*ret_n = n_sent;
-		return 0;
-	}
-	(void)snprintf(msg, sizeof(msg), "%zu of %zu signed digests in its "
-	    "%zu NRR references", n_same, n_sent, n_got);
-	wss_nrr_fail(err, msg);
-	if (why.detail[0] != '\0')
-		err_detail(err, "%s", why.detail);
-	return -1;
 }

@@ -28,6 +28,7 @@
 #define NS_WSU "http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-utility-1.0.xsd"
 #define NS_DS "http://www.w3.org/2000/09/xmldsig#"
 #define NS_XENC "http://www.w3.org/2001/04/xmlenc#"
+#define NS_XENC11 "http://www.w3.org/2009/xmlenc11#"
 #define NS_EBINT "http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/multihop/200902/"
 
 struct xml_limits {

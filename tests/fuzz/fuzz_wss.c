@@ -5,7 +5,7 @@
  *
  * Set-up, once per process and in memory only: a fresh RSA key and a
  * self-signed certificate (OpenSSL), handed to wss_key_load(),
- * wss_trust_new() and wss_recipient_load() through memfd paths
+ * wss_trust_new() and sender_recipient_load() through memfd paths
  * (/proc/self/fd/N, closed right after loading: nothing touches a disk).
  * The policy requires a signature, allows encryption, trusts only that
  * certificate and decrypts with its key.  Validity is evaluated at a fixed
@@ -49,6 +49,7 @@
 #include "util/arena.h"
 #include "util/err.h"
 #include "wss/wss.h"
+#include "sender/sender.h"
 #include "wss/wss_int.h"
 #include "xml/xml.h"
 
@@ -73,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct {
 	struct wss_key *key;
 	struct wss_trust *trust;
-	struct wss_recipient *recipient;
+	struct sender_recipient *recipient;
 	struct wss_policy pol;
 } fuzz_wss;
 
@@ -175,7 +176,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (wss_key_load(cpath, kpath, &fuzz_wss.key, &err) == -1 ||
 	    wss_trust_new(list, 1, list, 1, NULL, 0, &fuzz_wss.trust,
 	    &err) == -1 ||
-	    wss_recipient_load(cpath, &fuzz_wss.recipient, &err) == -1)
+	    sender_recipient_load(cpath, &fuzz_wss.recipient, &err) == -1)
 		fuzz_wss_die("load", &err);
 	(void)close(cfd);
 	(void)close(kfd);
@@ -252,8 +253,8 @@ fuzz_wss_protect(struct arena *a, xmlDocPtr *doc, struct wss_part *parts,
 		if (parts[i].content_id == NULL)   /* no cid: to reference */
 			return err_set(err, ERR_INTERNAL, NULL, "driver: "
 			    "part without Content-ID");
-	if (wss_sign_message(*doc, fuzz_wss.key, parts, n, err) == -1 ||
-	    (mode != FUZZ_WSS_SIGN && n > 0 && wss_encrypt_message(a, *doc,
+	if (sender_sign_message(*doc, fuzz_wss.key, parts, n, err) == -1 ||
+	    (mode != FUZZ_WSS_SIGN && n > 0 && sender_encrypt_message(a, *doc,
 	    fuzz_wss.recipient, parts, n, err) == -1))
 		return -1;
 	if (mode == FUZZ_WSS_COMPLETE)

@@ -7,7 +7,7 @@
  * messages (every key transport and block algorithm, Content-Only and
  * Complete, every policy refusal and every kind of decryption failure —
  * the latter all byte-identical), and the round trip
- * wss_encrypt_parts() -> wss_decrypt().
+ * sender_encrypt_parts() -> wss_decrypt().
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,6 +37,7 @@
 #include "util/codec.h"
 #include "util/err.h"
 #include "wss/wss.h"
+#include "sender/sender.h"
 #include "wss/wss_int.h"
 #include "xml/xml.h"
 
@@ -1104,7 +1105,7 @@ test_corpus_tampered(void **state)
 }
 
 /* ------------------------------------------------------------------ */
-/* Round trip: wss_encrypt_parts() -> wss_decrypt()                    */
+/* Round trip: sender_encrypt_parts() -> wss_decrypt()                    */
 /* ------------------------------------------------------------------ */
 
 static const char rt_envelope[] = "<S:Envelope xmlns:S=\"" NS_SOAP12 "\">"
@@ -1211,7 +1212,7 @@ test_round_trip(void **state)
 	assert_int_equal(xml_parse(a, rt_envelope, strlen(rt_envelope), NULL,
 	    &doc, &err), 0);
 	sec = t_security(doc);
-	assert_int_equal(wss_encrypt_parts(a, doc, sec, parts, 3, fx.cert,
+	assert_int_equal(sender_encrypt_parts(a, doc, sec, parts, 3, fx.cert,
 	    &err), 0);
 	t_rt_check(a, sec, parts, orig, 3);
 	xmlDocDumpMemory(doc, &out, &out_len);
@@ -1235,7 +1236,7 @@ test_round_trip(void **state)
 	arena_free(a);
 }
 
-/* wss_encrypt_parts() refusals leave document and parts unchanged. */
+/* sender_encrypt_parts() refusals leave document and parts unchanged. */
 static void
 test_encrypt_refusals(void **state)
 {
@@ -1256,11 +1257,11 @@ test_encrypt_refusals(void **state)
 	assert_int_equal(xml_parse(a, rt_envelope, strlen(rt_envelope), NULL,
 	    &doc, &err), 0);
 	sec = t_security(doc);
-	assert_int_equal(wss_encrypt_parts(a, doc, sec, parts, 0, fx.cert,
+	assert_int_equal(sender_encrypt_parts(a, doc, sec, parts, 0, fx.cert,
 	    &err), -1);
 	assert_int_equal(err.kind, ERR_INTERNAL);
 	err_clear(&err);
-	assert_int_equal(wss_encrypt_parts(a, doc, sec, parts, 2, fx.cert,
+	assert_int_equal(sender_encrypt_parts(a, doc, sec, parts, 2, fx.cert,
 	    &err), -1);
 	assert_int_equal(err.kind, ERR_INTERNAL);
 	assert_int_equal(xml_count(sec, NULL, NULL), 1);

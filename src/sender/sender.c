@@ -1,0 +1,90 @@
+/*
+ * sender.c — what `as4gw push` needs of WS-Security besides encryption and
+ * the NRR check: signing a UserMessage with its attachments (the engine is
+ * wss/'s, shared with the Receipts the gateway signs) and loading the
+ * certificate a partner's payloads are encrypted for.
+ */
+#include "sender.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+
+#include "../wss/wss_int.h"
+
+/* A certificate whose public key attachments are encrypted for. */
+struct sender_recipient {
+	X509 *cert;
+};
+
+/* Sign eb:Messaging, the Body and every attachment; see sender.h. */
+int
+sender_sign_message(xmlDocPtr doc, const struct wss_key *key,
+    struct wss_part *parts, size_t n_parts, struct err *err)
+{
+	return wss_sign_parts(doc, key, parts, n_parts, err);
+}
+
+/* Load the certificate attachments are encrypted for; see sender.h. */
+int
+sender_recipient_load(const char *path, struct sender_recipient **ret,
+    struct err *err)
+{
+	BIO *bio = BIO_new_file(path, "r");
+	struct sender_recipient *r = NULL;
+	X509 *cert = NULL;
+	EVP_PKEY *pub;
+	int rc = -1;
+
+	if (bio == NULL) {
+		err_set(err, ERR_IO, NULL,
+		    "could not open certificate \"%s\": %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	cert = PEM_read_bio_X509(bio, NULL, wss_no_password, NULL);
+	if (cert == NULL) {
+		err_set(err, ERR_CONF, NULL,
+		    "could not read a PEM certificate from \"%s\"", path);
+		goto out;
+	}
+	pub = X509_get0_pubkey(cert);
+	if (pub == NULL || EVP_PKEY_get_base_id(pub) != EVP_PKEY_RSA) {
+		err_set(err, ERR_CONF, NULL, "certificate \"%s\" has no RSA "
+		    "key (rsa-oaep key transport needs one)", path);
+		goto out;
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
+	r->cert = cert;
+	cert = NULL;
+	*ret = r;
+	rc = 0;
+out:
+	ERR_clear_error();
+	X509_free(cert);
+	BIO_free(bio);
+	return rc;
+}
+
+/* Free a recipient certificate; accepts NULL. */
+void
+sender_recipient_free(struct sender_recipient *r)
+{
+	if (r == NULL)
+		return;
+	X509_free(r->cert);
+	free(r);
+}
+
+/* The recipient's certificate (borrowed; valid while r lives). */
+X509 *
+sender_recipient_cert(const struct sender_recipient *r)
+{
+	return r->cert;
+}

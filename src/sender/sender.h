@@ -1,0 +1,80 @@
+/*
+ * sender — the outbound half of WS-Security for `as4gw push` (eDelivery AS4
+ * 1.15, 1.4.2.6-7 and AS4 profile 5.1.8 b): sign a UserMessage with its
+ * attachments, encrypt the attachments for a partner, and check that the
+ * NRR Receipt that comes back copies the references we signed.  Linked into
+ * the as4gw-client program only: the partner-facing daemon carries no
+ * sender code (STYLE.md 17).  Depends on wss/ (signing engine, OAEP).
+ */
+#ifndef AS4GW_SENDER_H
+#define AS4GW_SENDER_H
+
+#include <stddef.h>
+
+#include <openssl/x509.h>
+#include <libxml/tree.h>
+
+#include "../util/arena.h"
+#include "../util/err.h"
+#include "../wss/wss.h"
+
+/*
+ * Sign a UserMessage envelope the way eDelivery AS4 1.15 (1.4.2.6) says:
+ * as wss_sign_envelope (wsse:Security mustUnderstand, X509v3 BST, rsa-sha256,
+ * exclusive c14n, sha256, references "#<wsu:Id>" to eb:Messaging and the
+ * SOAP Body, KeyInfo a SecurityTokenReference to the BST), plus one
+ * reference "cid:<Content-ID>" per part (Content-ID %-encoded where a URL
+ * needs it) with the SwA Attachment-Content-Signature-Transform over the
+ * part's data as its content_type says to canonicalize it (SwA 1.1 5.4.2).
+ * parts are not changed; n_parts may be 0 (at most 256).  The envelope must
+ * not yet carry a wsse:Security header; on failure none is added.
+ * Errors ERR_INTERNAL (e.g. an XML part that does not parse).
+ */
+int sender_sign_message(xmlDocPtr doc, const struct wss_key *key,
+    struct wss_part *parts, size_t n_parts, struct err *err);
+
+/* A certificate attachments are encrypted for (RSA key), from a PEM file. */
+struct sender_recipient;
+int sender_recipient_load(const char *path, struct sender_recipient **ret,
+    struct err *err);
+void sender_recipient_free(struct sender_recipient *r);
+/* The recipient's certificate (borrowed; valid while r lives). */
+X509 *sender_recipient_cert(const struct sender_recipient *r);
+
+/*
+ * Encrypt every part (at least one) for r, eDelivery AS4 1.15 (1.4.2.7):
+ * xenc11 rsa-oaep + mgf1sha256 + sha256 key transport, aes128-gcm,
+ * Attachment-Content-Only, CipherReference cid:.  The EncryptedKey and
+ * EncryptedData go first into the envelope's wsse:Security (made if
+ * absent), so after sender_sign_message it is sign-then-encrypt and the
+ * signature covers the plaintext the receiver gets back.  Each part's data
+ * becomes IV || ciphertext || tag (arena) and its content_type
+ * application/octet-stream.  On failure (ERR_INTERNAL) nothing changed.
+ */
+int sender_encrypt_message(struct arena *a, xmlDocPtr doc,
+    const struct sender_recipient *r, struct wss_part *parts, size_t n,
+    struct err *err);
+
+/*
+ * The work of sender_encrypt_message with the recipient's certificate, the
+ * EncryptedKey and EncryptedData prepended to security (WS-Security 1.1, 5:
+ * new elements go first), the EncryptedKey first; on failure neither doc
+ * nor parts have changed.
+ */
+int sender_encrypt_parts(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
+    struct wss_part *parts, size_t n, X509 *recipient, struct err *err);
+
+/*
+ * Does an NRR Receipt (AS4 profile 5.1.8 b) prove the message we signed?
+ * The Receipt's eb:Receipt/ebbp:NonRepudiationInformation must hold as many
+ * ebbp:MessagePartNRInformation (each one ds:Reference) as the SignedInfo
+ * of sent's signature has ds:References, and each sent reference must
+ * match exactly one of them by URI, DigestMethod and DigestValue.  Only the
+ * comparison: the Receipt's own signature is wss_verify_envelope's job.
+ * 0 with the number of references in *ret_n; -1 ERR_EBMS EBMS:0101 on any
+ * mismatch or a Receipt without NRR, ERR_INTERNAL when sent is not signed.
+ */
+int sender_nrr_match(xmlDocPtr sent, xmlDocPtr receipt, size_t *ret_n,
+    struct err *err);
+
+#endif
