@@ -25,14 +25,22 @@ cli_pmode_usage(FILE *f)
 	(void)fprintf(f, "usage: as4gw pmode-check -c FILE\n");
 }
 
-/* One party: its PartyId (and type) and its role, or "any role". */
+/* One party: its PartyIds (and types, " or " between them) and its role,
+ * or "any role". */
 static void
 cli_pmode_party(const struct conf_party *p)
 {
-	if (p->party_type != NULL)
-		(void)printf("%s (type %s)", p->party_id, p->party_type);
-	else
-		(void)printf("%s", p->party_id);
+	size_t i;
+
+	for (i = 0; i < p->n_ids; i++) {
+		if (i > 0)
+			(void)printf(" or ");
+		if (p->ids[i].type != NULL)
+			(void)printf("%s (type %s)", p->ids[i].value,
+			    p->ids[i].type);
+		else
+			(void)printf("%s", p->ids[i].value);
+	}
 	(void)printf(" as %s", p->role != NULL ? p->role : "any role");
 }
 

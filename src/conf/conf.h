@@ -18,9 +18,24 @@
 
 #include "../util/err.h"
 
+/* One PartyId of a leg's party: value and @type (ebMS3 Core 5.2.2.4). */
+struct conf_party_id {
+	char *value;
+	char *type;         /* NULL = no type attribute */
+};
+
+/*
+ * A leg's <from> or <to> party.  ebMS3 Core 5.2.2.4: all the PartyIds of one
+ * eb:From (eb:To) identify one party, so a message matches it only when every
+ * one of its PartyIds (value and type) is in ids.
+ */
 struct conf_party {
-	char *party_id;
-	char *party_type;   /* NULL = no type attribute */
+	struct conf_party_id *ids;  /* n_ids >= 1, in document order */
+	size_t n_ids;
+	/* The canonical name recorded for the party (inbox from_party /
+	 * to_party, the log's from_party, message.json, AS4GW_FROM):
+	 * "type:value" of ids[0], or its value when untyped. */
+	char *name;
 	char *role;         /* NULL = any role */
 };
 

@@ -104,7 +104,9 @@ int conf_pair(struct conf_ctx *x, const xmlNode *n, const char *prefix,
  * x->leg_lines); at least one is required. */
 int conf_leg_parse(struct conf_ctx *x, const xmlNode *root);
 
-/* Unique leg ids; no two legs a message could both match. */
+/* Unique leg ids; no two legs a message could both match, except legs on
+ * one route (the same match fields and parties, the same signing policy)
+ * that AgreementRef/@pmode tells apart. */
 int conf_leg_check(const struct conf_ctx *x);
 
 /* Free the strings of leg (not the struct); accepts NULL. */

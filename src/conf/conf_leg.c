@@ -2,8 +2,9 @@
  * conf_leg — the P-Mode legs of the configuration: each <pmode> read into a
  * struct pmode_leg (collaboration info, parties, security and receipt
  * policy, retention), then the checks across legs that the schema cannot
- * express: unique ids, and no two legs one message could match (pmode_match
- * would have to guess).  The <security> of a leg names files (signer
+ * express: unique ids, and no two legs one message could match, except legs
+ * on one route that AgreementRef/@pmode tells apart (pmode_match refuses a
+ * message that matches two legs).  The <security> of a leg names files (signer
  * certificates, trust anchors, decryption pair) that are resolved here and
  * checked for readability at the end of the load; certificates are not
  * parsed here (the gateway loads them through wss).  conf.c drives the
@@ -12,6 +13,7 @@
 #include "conf_int.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,25 +34,85 @@ conf_leg_is_uri(const char *s)
 	return s[i] == ':' && s[i + 1] != '\0';
 }
 
-/* <from> / <to>: one partyId (+type) and an optional role. */
+/* NULL-safe string equality (NULL equals only NULL). */
+static int
+conf_leg_eq(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* 1 when the first n of ids hold the PartyId id (type included), else 0. */
+static int
+conf_leg_ids_have(const struct conf_party_id *ids, size_t n,
+    const struct conf_party_id *id)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (conf_leg_eq(ids[i].value, id->value) &&
+		    conf_leg_eq(ids[i].type, id->type))
+			return 1;
+	return 0;
+}
+
+/* The canonical name of p: "type:value" of its first PartyId, or the value
+ * (the form the inbox, the log and the hand-off record; conf.h). */
+static int
+conf_leg_party_name(const struct conf_ctx *x, struct conf_party *p)
+{
+	const struct conf_party_id *id = &p->ids[0];
+	size_t n = strlen(id->value) + (id->type != NULL ?
+	    strlen(id->type) + 1 : 0) + 1;
+
+	p->name = malloc(n);
+	if (p->name == NULL)
+		return conf_oom(x);
+	if (id->type != NULL)
+		(void)snprintf(p->name, n, "%s:%s", id->type, id->value);
+	else
+		(void)snprintf(p->name, n, "%s", id->value);
+	return 0;
+}
+
+/*
+ * <from> / <to>: the party's partyIds (ebMS3 Core 5.2.2.4: one party may
+ * carry several, each with its type; the schema bounds the count), no
+ * PartyId twice, and an optional role.
+ */
 static int
 conf_leg_party(const struct conf_ctx *x, const struct pmode_leg *leg,
     const xmlNode *n, struct conf_party *p)
 {
+	size_t count;
 	xmlNodePtr id;
 
 	if (n == NULL)
 		return conf_fail_line(x, -1, "pmode \"%s\": from/to missing",
 		    leg->id);
-	id = xml_child(n, CONF_NS, "partyId");
-	if (id == NULL)
+	count = xml_count(n, CONF_NS, "partyId");
+	if (count == 0)
 		return conf_fail(x, n, "pmode \"%s\": %s: partyId missing",
 		    leg->id, (const char *)n->name);
-	if (conf_attr(x, n, "role", &p->role) == -1 ||
-	    conf_elem_text(x, id, &p->party_id) == -1 ||
-	    conf_attr(x, id, "type", &p->party_type) == -1)
+	p->ids = calloc(count, sizeof(*p->ids));
+	if (p->ids == NULL)
+		return conf_oom(x);
+	if (conf_attr(x, n, "role", &p->role) == -1)
 		return -1;
-	return 0;
+	for (id = xml_child(n, CONF_NS, "partyId"); id != NULL &&
+	    p->n_ids < count; id = xml_next(id, CONF_NS, "partyId")) {
+		struct conf_party_id *pi = &p->ids[p->n_ids++];
+
+		if (conf_elem_text(x, id, &pi->value) == -1 ||
+		    conf_attr(x, id, "type", &pi->type) == -1)
+			return -1;
+		if (conf_leg_ids_have(p->ids, p->n_ids - 1, pi))
+			return conf_fail(x, id, "pmode \"%s\": %s: partyId "
+			    "\"%s\" listed twice", leg->id,
+			    (const char *)n->name, pi->value);
+	}
+	return conf_leg_party_name(x, p);
 }
 
 /* Policy attribute `name` of n (absent: keep *ret, the default). */
@@ -317,59 +379,112 @@ conf_leg_parse(struct conf_ctx *x, const xmlNode *root)
 	return 0;
 }
 
-/* NULL-safe string equality (NULL equals only NULL). */
-static int
-conf_leg_eq(const char *a, const char *b)
-{
-	if (a == NULL || b == NULL)
-		return a == b;
-	return strcmp(a, b) == 0;
-}
-
-/* Could one message's party match both a and b?  (NULL role = any.) */
+/* Could one message's party match both a and b?  Some PartyId in both
+ * lists (a message naming only such ids), and roles that agree (NULL = any). */
 static int
 conf_leg_party_overlap(const struct conf_party *a, const struct conf_party *b)
 {
-	return conf_leg_eq(a->party_id, b->party_id) &&
-	    conf_leg_eq(a->party_type, b->party_type) &&
-	    (a->role == NULL || b->role == NULL ||
-	    conf_leg_eq(a->role, b->role));
+	size_t i;
+
+	if (a->role != NULL && b->role != NULL && !conf_leg_eq(a->role, b->role))
+		return 0;
+	for (i = 0; i < a->n_ids; i++)
+		if (conf_leg_ids_have(b->ids, b->n_ids, &a->ids[i]))
+			return 1;
+	return 0;
 }
 
-/* Could one message match both legs (pmode_match would have to guess)? */
+/* The same party: the same PartyIds (as sets) and the same role. */
 static int
-conf_leg_overlap(const struct pmode_leg *a, const struct pmode_leg *b)
+conf_leg_party_same(const struct conf_party *a, const struct conf_party *b)
+{
+	size_t i;
+
+	if (a->n_ids != b->n_ids || !conf_leg_eq(a->role, b->role))
+		return 0;
+	for (i = 0; i < a->n_ids; i++)   /* no duplicates: one way suffices */
+		if (!conf_leg_ids_have(b->ids, b->n_ids, &a->ids[i]))
+			return 0;
+	return 1;
+}
+
+/* The fields other than the parties that a message is matched on. */
+static int
+conf_leg_collab_same(const struct pmode_leg *a, const struct pmode_leg *b)
 {
 	return conf_leg_eq(a->agreement, b->agreement) &&
 	    conf_leg_eq(a->agreement_type, b->agreement_type) &&
-	    conf_leg_party_overlap(&a->from, &b->from) &&
-	    conf_leg_party_overlap(&a->to, &b->to) &&
 	    conf_leg_eq(a->service, b->service) &&
 	    conf_leg_eq(a->service_type, b->service_type) &&
 	    conf_leg_eq(a->action, b->action);
 }
 
-/* Unique leg ids; no two legs a message could both match. */
+/*
+ * Two legs a message could match both (ignoring AgreementRef/@pmode): 0
+ * none, 1 legs on one route (the same match fields, the same parties) that
+ * only AgreementRef/@pmode tells apart, 2 a partial overlap (which of them a
+ * message matches would depend on which of the shared PartyIds or roles it
+ * names: a configuration mistake).
+ */
+static int
+conf_leg_overlap(const struct pmode_leg *a, const struct pmode_leg *b)
+{
+	if (!conf_leg_collab_same(a, b) ||
+	    !conf_leg_party_overlap(&a->from, &b->from) ||
+	    !conf_leg_party_overlap(&a->to, &b->to))
+		return 0;
+	return conf_leg_party_same(&a->from, &b->from) &&
+	    conf_leg_party_same(&a->to, &b->to) ? 1 : 2;
+}
+
+/*
+ * Legs a and b (at x->leg_lines[i], [j]) against each other.  Legs on one
+ * route load (AS4.NET and Holodeck define several P-Modes on one route, told
+ * apart by AgreementRef/@pmode; pmode_match refuses a message without @pmode
+ * that matches both) but must authenticate the sender alike: otherwise
+ * naming the weaker leg would borrow the party's identity without its key.
+ * Any other overlap is refused.
+ */
+static int
+conf_leg_pair(const struct conf_ctx *x, size_t i, size_t j)
+{
+	const struct pmode_leg *a = &x->c->legs[i], *b = &x->c->legs[j];
+
+	if (strcmp(a->id, b->id) == 0)
+		return conf_fail_line(x, x->leg_lines[i], "duplicate pmode id "
+		    "\"%s\" (first at line %ld)", a->id, x->leg_lines[j]);
+	switch (conf_leg_overlap(a, b)) {
+	case 0:
+		return 0;
+	case 1:
+		if (a->signing == b->signing)
+			return 0;
+		return conf_fail_line(x, x->leg_lines[i], "pmode \"%s\" and "
+		    "pmode \"%s\" (line %ld) share a route but sign "
+		    "differently (%s, %s): naming the weaker one in "
+		    "AgreementRef/@pmode would borrow the party's identity",
+		    a->id, b->id, x->leg_lines[j], conf_policy_name(a->signing),
+		    conf_policy_name(b->signing));
+	default:
+		return conf_fail_line(x, x->leg_lines[i], "pmode \"%s\" is "
+		    "ambiguous: a message could match it and pmode \"%s\" "
+		    "(line %ld), which lists other PartyIds or roles; legs on "
+		    "one route must list the same parties", a->id, b->id,
+		    x->leg_lines[j]);
+	}
+}
+
+/* Unique leg ids; no two legs a message could both match, except legs on
+ * one route told apart by AgreementRef/@pmode (conf_leg_pair). */
 int
 conf_leg_check(const struct conf_ctx *x)
 {
-	const struct pmode_leg *legs = x->c->legs;
 	size_t i, j;
 
-	for (i = 1; i < x->c->n_legs; i++) {
-		for (j = 0; j < i; j++) {
-			if (strcmp(legs[i].id, legs[j].id) == 0)
-				return conf_fail_line(x, x->leg_lines[i],
-				    "duplicate pmode id \"%s\" (first at line "
-				    "%ld)", legs[i].id, x->leg_lines[j]);
-			if (conf_leg_overlap(&legs[i], &legs[j]))
-				return conf_fail_line(x, x->leg_lines[i],
-				    "pmode \"%s\" is ambiguous: a message "
-				    "could match it and pmode \"%s\" "
-				    "(line %ld)",
-				    legs[i].id, legs[j].id, x->leg_lines[j]);
-		}
-	}
+	for (i = 1; i < x->c->n_legs; i++)
+		for (j = 0; j < i; j++)
+			if (conf_leg_pair(x, i, j) == -1)
+				return -1;
 	return 0;
 }
 
@@ -388,8 +503,14 @@ conf_leg_strv_free(char **v, size_t n)
 static void
 conf_leg_party_free(struct conf_party *p)
 {
-	free(p->party_id);
-	free(p->party_type);
+	size_t i;
+
+	for (i = 0; p->ids != NULL && i < p->n_ids; i++) {
+		free(p->ids[i].value);
+		free(p->ids[i].type);
+	}
+	free(p->ids);
+	free(p->name);
 	free(p->role);
 }
 

@@ -209,20 +209,6 @@ gateway_secure(const struct gateway *gw, struct arena *a,
 	return payload_decompress(a, um, &gw->payload_limits, err);
 }
 
-/* The "type:value" form of the first From PartyId, for the log line. */
-static const char *
-gateway_from_party(struct arena *a, const struct ebms_user_message *um)
-{
-	const struct ebms_party_id *id;
-
-	if (um->from.n_ids == 0)
-		return NULL;
-	id = &um->from.ids[0];
-	if (id->type == NULL)
-		return id->value;
-	return arena_sprintf(a, "%s:%s", id->type, id->value);
-}
-
 /* Parse and validate up to a P-Mode-matched UserMessage. */
 static int
 gateway_parse(const struct gateway *gw, struct arena *a,
@@ -253,7 +239,6 @@ gateway_parse(const struct gateway *gw, struct arena *a,
 	if (ebms_parse(a, gw->schema, env, ret_um, &ans->message_id, err) == -1)
 		return -1;
 	ans->message_id = (*ret_um)->message_id;
-	ans->from_party = gateway_from_party(a, *ret_um);
 	if (env->version == SOAP_11)
 		return err_soap(err, ERR_SOAP_VERSION_MISMATCH, 500,
 		    "only SOAP 1.2 is supported (AS4 profile 2.1)");
@@ -453,6 +438,8 @@ gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
 	if (gateway_parse(gw, a, req, &env, &um, ans) == 0 &&
 	    pmode_match(gw->conf, um, &leg, &ans->err) == 1) {
 		ans->pmode = leg->id;
+		/* the leg's party, not the message's first PartyId */
+		ans->from_party = leg->from.name;
 		if (gateway_secure(gw, a, &env, um,
 		    &gw->legs[leg - gw->conf->legs], &sec, &ans->err) == 0 &&
 		    gateway_accept(gw, s, a, &in, um, leg, &sec, ans) == 0)

@@ -58,7 +58,8 @@ struct gateway_answer {
 	/* for the log line (arena strings or static) */
 	const char *outcome;         /* new | duplicate | drift | error */
 	const char *message_id;
-	const char *from_party;
+	const char *from_party;      /* the matched leg's canonical party
+	                              * (conf.h), NULL before a match */
 	const char *pmode;
 	const char *ebms_code;
 	int replayed;                /* answered by gateway_replay.c's cache */

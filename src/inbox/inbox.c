@@ -12,20 +12,6 @@
 #include "../util/buf.h"
 #include "../util/clock.h"
 
-/* "type:value" of the first PartyId, or just its value; NULL if none. */
-static const char *
-inbox_party(struct arena *a, const struct ebms_party *p)
-{
-	const struct ebms_party_id *id;
-
-	if (p->n_ids == 0 || p->ids[0].value == NULL)
-		return NULL;
-	id = &p->ids[0];
-	if (id->type == NULL)
-		return id->value;
-	return arena_sprintf(a, "%s:%s", id->type, id->value);
-}
-
 /* "YYYY-MM" (UTC) of epoch_ms, the retention partition of the row. */
 static const char *
 inbox_partition_key(struct arena *a, int64_t epoch_ms)
@@ -103,19 +89,24 @@ inbox_message(struct arena *a, const struct ebms_user_message *um,
     const struct pmode_leg *leg, const char *peer, struct store_message *m,
     struct err *err)
 {
+	if (leg == NULL)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "no P-Mode leg for the inbox row");
+	/* the leg's configured parties, not what the message named first:
+	 * pmode_match checked that every PartyId is one of theirs (conf.h
+	 * struct conf_party: the canonical name) */
 	m->message_id = um->message_id;
-	m->from_party = inbox_party(a, &um->from);
-	m->to_party = inbox_party(a, &um->to);
+	m->from_party = leg->from.name;
+	m->to_party = leg->to.name;
 	m->service = um->service;
 	m->action = um->action;
 	m->conversation_id = um->conversation_id;
 	m->agreement_ref = um->agreement_ref;
-	m->pmode_id = leg != NULL ? leg->id : NULL;
+	m->pmode_id = leg->id;
 	m->source = peer;
 	m->received_at_ms = clock_epoch_ms();
 	m->partition_key = inbox_partition_key(a, m->received_at_ms);
-	if (m->from_party == NULL || m->to_party == NULL ||
-	    m->partition_key == NULL || inbox_parts(a, um, m) == -1)
+	if (m->partition_key == NULL || inbox_parts(a, um, m) == -1)
 		return err_set(err, ERR_INTERNAL, NULL,
 		    "could not build the inbox row (out of request memory)");
 	if (payload_content_hash(um, m->content_hash) == -1)

@@ -12,6 +12,9 @@
 
 /*
  * Hash the content, map um to a store_message and run store_accept().
+ * leg is the matched leg (never NULL): the row's from_party / to_party are
+ * its configured parties' canonical names (conf.h struct conf_party), never
+ * the message's own PartyIds.
  * DRIFT is reported as ERR_EBMS EBMS:0004 (ret->outcome still STORE_DRIFT).
  * s NULL (no connection) is ERR_STORE, like any other database failure.
  */

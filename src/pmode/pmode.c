@@ -5,17 +5,28 @@
  * A leg matches when every one of its match fields equals the message's:
  * AgreementRef (value and @type; a leg without agreement matches only
  * messages without one), AgreementRef/@pmode (when the message has it, it
- * must name the leg), From and To (one of the message's PartyIds equals the
- * leg's PartyId, type included; the leg's role, if set, equals the Role),
- * Service (value and @type) and Action.  Strings compare exactly; both sides
- * are already trimmed.  conf refuses ambiguous legs, so at most one leg
- * matches; should two ever match, the first wins.
+ * must name the leg), From and To (ebMS3 Core 5.2.2.4: all the PartyIds of
+ * one From identify one party, so EVERY PartyId of the message, type
+ * included, must be one the leg lists for that party; the leg's role, if
+ * set, equals the Role), Service (value and @type) and Action.  Strings
+ * compare exactly; both sides are already trimmed.
+ *
+ * A message must match exactly one leg: two matches are refused as
+ * ambiguous (conf lets legs on one route load; @pmode picks one of them),
+ * never resolved by order.  A message whose From mixes the PartyIds of
+ * different legs' parties, one of which accepts signatures, is refused as
+ * an authentication failure: it claims an identity only a key bound to that
+ * party may claim, and no single party's binding covers it.
  */
 #include "pmode.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* At most this many leg ids are named in an "ambiguous" detail. */
+#define PMODE_AMBIGUOUS_NAMES 8
 
 /* The match fields, in the order they are reported. */
 enum pmode_field {
@@ -48,18 +59,32 @@ pmode_eq(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
-/* ebMS3 Core D.3.1 PMode.Initiator.Party: one of the message's PartyIds
- * (value and type) is the leg's. */
+/* 1 when the leg's party lists the message's PartyId id (value and type). */
+static int
+pmode_party_has(const struct conf_party *leg, const struct ebms_party_id *id)
+{
+	size_t i;
+
+	for (i = 0; i < leg->n_ids; i++)
+		if (pmode_eq(leg->ids[i].value, id->value) &&
+		    pmode_eq(leg->ids[i].type, id->type))
+			return 1;
+	return 0;
+}
+
+/* ebMS3 Core D.3.1 PMode.Initiator.Party and 5.2.2.4: every one of the
+ * message's PartyIds (value and type) is one the leg lists for the party. */
 static int
 pmode_party_ok(const struct conf_party *leg, const struct ebms_party *msg)
 {
 	size_t i;
 
-	for (i = 0; msg->ids != NULL && i < msg->n_ids; i++)
-		if (pmode_eq(leg->party_id, msg->ids[i].value) &&
-		    pmode_eq(leg->party_type, msg->ids[i].type))
-			return 1;
-	return 0;
+	if (msg->ids == NULL || msg->n_ids == 0)
+		return 0;
+	for (i = 0; i < msg->n_ids; i++)
+		if (!pmode_party_has(leg, &msg->ids[i]))
+			return 0;
+	return 1;
 }
 
 /* The message's value of a single-valued field (not the PartyIds). */
@@ -208,9 +233,15 @@ pmode_put_leg(struct pmode_text *t, const struct pmode_leg *leg,
 	const struct conf_party *p = f == PMODE_F_FROM_PARTY ? &leg->from :
 	    &leg->to;
 
-	if (f == PMODE_F_FROM_PARTY || f == PMODE_F_TO_PARTY)
-		pmode_put_value(t, p->party_id, p->party_type);
-	else if ((f == PMODE_F_FROM_ROLE || f == PMODE_F_TO_ROLE) &&
+	size_t i;
+
+	if (f == PMODE_F_FROM_PARTY || f == PMODE_F_TO_PARTY) {
+		for (i = 0; i < p->n_ids; i++) {
+			if (i > 0)
+				pmode_put(t, ", ");
+			pmode_put_value(t, p->ids[i].value, p->ids[i].type);
+		}
+	} else if ((f == PMODE_F_FROM_ROLE || f == PMODE_F_TO_ROLE) &&
 	    pmode_leg_value(leg, f) == NULL)
 		pmode_put(t, "any");
 	else
@@ -235,23 +266,136 @@ pmode_detail(struct err *err, const struct pmode_leg *leg,
 	err_detail(err, "%s", t.buf);
 }
 
-/* Select the leg for um; see pmode.h. */
-int
-pmode_match(const struct conf *conf, const struct ebms_user_message *um,
-    const struct pmode_leg **ret_leg, struct err *err)
+/*
+ * Could the message be meant for this leg?  Every field but
+ * AgreementRef/@pmode and the From PartyIds matches, and the leg lists at
+ * least one of the From PartyIds.
+ */
+static int
+pmode_candidate(const struct pmode_leg *leg,
+    const struct ebms_user_message *um)
+{
+	size_t i;
+	int f;
+
+	for (f = 0; f < PMODE_F_COUNT; f++)
+		if (f != PMODE_F_PMODE && f != PMODE_F_FROM_PARTY &&
+		    !pmode_field_ok(leg, um, (enum pmode_field)f))
+			return 0;
+	for (i = 0; um->from.ids != NULL && i < um->from.n_ids; i++)
+		if (pmode_party_has(&leg->from, &um->from.ids[i]))
+			return 1;
+	return 0;
+}
+
+/* Mark in listed[] the From PartyIds some candidate leg lists. */
+static void
+pmode_mark_listed(const struct conf *conf, const struct ebms_user_message *um,
+    unsigned char *listed)
+{
+	size_t i, k;
+
+	for (i = 0; i < conf->n_legs; i++) {
+		if (!pmode_candidate(&conf->legs[i], um))
+			continue;
+		for (k = 0; k < um->from.n_ids; k++)
+			if (pmode_party_has(&conf->legs[i].from,
+			    &um->from.ids[k]))
+				listed[k] = 1;
+	}
+}
+
+/* The first From PartyId a candidate lists (listed[]) but leg does not, or
+ * -1. */
+static long
+pmode_foreign_id(const struct pmode_leg *leg,
+    const struct ebms_user_message *um, const unsigned char *listed)
+{
+	size_t k;
+
+	for (k = 0; k < um->from.n_ids; k++)
+		if (listed[k] && !pmode_party_has(&leg->from, &um->from.ids[k]))
+			return (long)k;
+	return -1;
+}
+
+/*
+ * A message that matched no leg, borrowing an identity?  Its From names
+ * PartyIds of a candidate leg that accepts signatures (signing not
+ * "never") together with a PartyId that leg does not list but another
+ * candidate does: it mixes two configured parties, one of them
+ * authenticated by a bound key.  EBMS:0101 then (README "Configuration"),
+ * with the legs in the log only.  Linear in the PartyIds times the legs.
+ * 1 borrowed (err set), 0 not (or out of memory: the caller answers 0010).
+ */
+static int
+pmode_borrowed(const struct conf *conf, const struct ebms_user_message *um,
+    struct err *err)
+{
+	unsigned char *listed;
+	long k = -1;
+	size_t i;
+
+	if (um->from.ids == NULL || um->from.n_ids < 2)
+		return 0;
+	listed = calloc(um->from.n_ids, 1);
+	if (listed == NULL)
+		return 0;
+	pmode_mark_listed(conf, um, listed);
+	for (i = 0; i < conf->n_legs && k == -1; i++)
+		if (conf->legs[i].signing != CONF_NEVER &&
+		    pmode_candidate(&conf->legs[i], um))
+			k = pmode_foreign_id(&conf->legs[i], um, listed);
+	free(listed);
+	if (k == -1)
+		return 0;
+	/* ebMS3 Core 6.7.2 FailedAuthentication, with the one text of every
+	 * signature failure (no oracle) */
+	err_set(err, ERR_EBMS, "EBMS:0101", "signature check failed");
+	err_detail(err, "From mixes the PartyIds of leg \"%s\" (signing %s) "
+	    "with another leg's party: \"%s\" is not one of its PartyIds",
+	    conf->legs[i - 1].id, conf_policy_name(conf->legs[i - 1].signing),
+	    um->from.ids[k].value);
+	return 1;
+}
+
+/* Every leg um matches: the first in *ret_leg, their count returned, up to
+ * PMODE_AMBIGUOUS_NAMES of their ids in t ("a, b"). */
+static size_t
+pmode_matches(const struct conf *conf, const struct ebms_user_message *um,
+    const struct pmode_leg **ret_leg, struct pmode_text *t)
+{
+	enum pmode_field first;
+	size_t i, n = 0;
+
+	for (i = 0; i < conf->n_legs; i++) {
+		(void)pmode_score(&conf->legs[i], um, &first);
+		if (first != PMODE_F_COUNT)
+			continue;
+		if (n == 0)
+			*ret_leg = &conf->legs[i];
+		if (n < PMODE_AMBIGUOUS_NAMES)
+			pmode_put(t, "%s%s", n > 0 ? ", " : "",
+			    conf->legs[i].id);
+		else if (n == PMODE_AMBIGUOUS_NAMES)
+			pmode_put(t, ", ...");
+		n++;
+	}
+	return n;
+}
+
+/* No leg matches: EBMS:0010 naming the closest leg and the first field
+ * that differs. */
+static void
+pmode_no_match(const struct conf *conf, const struct ebms_user_message *um,
+    struct err *err)
 {
 	const struct pmode_leg *best = NULL;
 	enum pmode_field first, best_first = PMODE_F_COUNT;
 	size_t i, score, best_score = 0;
-	int rc = -1;
 
-	for (i = 0; conf != NULL && um != NULL && i < conf->n_legs; i++) {
+	for (i = 0; i < conf->n_legs; i++) {
 		score = pmode_score(&conf->legs[i], um, &first);
-		if (first == PMODE_F_COUNT) {
-			*ret_leg = &conf->legs[i];
-			rc = 1;
-			goto out;
-		}
 		if (best == NULL || score > best_score) {
 			best = &conf->legs[i];
 			best_score = score;
@@ -264,6 +408,37 @@ pmode_match(const struct conf *conf, const struct ebms_user_message *um,
 		pmode_detail(err, best, um, best_first);
 	else
 		err_detail(err, "no P-Mode legs configured");
-out:
-	return rc;
+}
+
+/* Select the leg for um; see pmode.h. */
+int
+pmode_match(const struct conf *conf, const struct ebms_user_message *um,
+    const struct pmode_leg **ret_leg, struct err *err)
+{
+	const struct pmode_leg *leg = NULL;
+	struct pmode_text t;
+	size_t n;
+
+	t.buf[0] = '\0';
+	t.used = 0;
+	if (conf == NULL || um == NULL) {
+		err_set(err, ERR_EBMS, "EBMS:0010",
+		    "no P-Mode matches the message");
+		err_detail(err, "no P-Mode legs configured");
+		return -1;
+	}
+	n = pmode_matches(conf, um, &leg, &t);
+	if (n == 1) {
+		*ret_leg = leg;
+		return 1;
+	}
+	if (n > 1) {
+		/* never resolved by order: AgreementRef/@pmode must say */
+		err_set(err, ERR_EBMS, "EBMS:0010",
+		    "more than one P-Mode matches the message");
+		err_detail(err, "ambiguous: legs %s", t.buf);
+	} else if (pmode_borrowed(conf, um, err) == 0) {
+		pmode_no_match(conf, um, err);
+	}
+	return -1;
 }

@@ -71,7 +71,16 @@ static const struct conf_bad_case conf_bad_cases[] = {
 	    "partnerRetryWindowDays (45)", 4 },
 	{ FIX "leg-retention.xml", "pmode \"a\": retentionDays (3) is shorter", 16 },
 	{ FIX "dup-id.xml", "duplicate pmode id \"a\" (first at line 10)", 17 },
-	{ FIX "ambiguous.xml", "pmode \"b\" is ambiguous", 17 },
+	{ FIX "ambiguous.xml", "pmode \"b\" is ambiguous: a message could "
+	    "match it and pmode \"a\" (line 9), which lists other PartyIds "
+	    "or roles", 16 },
+	/* issue 10: several PartyIds per party; legs on one route */
+	{ FIX "route-signing.xml", "pmode \"weak\" and pmode \"signed\" (line "
+	    "9) share a route but sign differently (never, required)", 19 },
+	{ FIX "party-twice.xml", "pmode \"a\": from: partyId \"sender\" "
+	    "listed twice", 11 },
+	{ FIX "party-many.xml", "not valid against the schema: Element "
+	    "'partyId': This element is not expected", 8 },
 	{ FIX "ambiguous-role.xml", "pmode \"b\" is ambiguous: a message could "
 	    "match it and pmode \"a\" (line 10)", 17 },
 	{ FIX "service-not-uri.xml", "service \"orders\" has no type and is not "
@@ -212,10 +221,14 @@ test_conf_minimal_defaults(void **state)
 	assert_string_equal(l->id, "a");
 	assert_null(l->agreement);
 	assert_null(l->agreement_type);
-	assert_string_equal(l->from.party_id, "urn:test:sender");
-	assert_null(l->from.party_type);
+	assert_int_equal(l->from.n_ids, 1);
+	assert_string_equal(l->from.ids[0].value, "urn:test:sender");
+	assert_null(l->from.ids[0].type);
+	assert_string_equal(l->from.name, "urn:test:sender");
 	assert_null(l->from.role);
-	assert_string_equal(l->to.party_id, "urn:test:gateway");
+	assert_int_equal(l->to.n_ids, 1);
+	assert_string_equal(l->to.ids[0].value, "urn:test:gateway");
+	assert_string_equal(l->to.name, "urn:test:gateway");
 	assert_null(l->to.role);
 	assert_string_equal(l->service, "urn:test:service");
 	assert_null(l->service_type);
@@ -282,9 +295,12 @@ test_conf_full(void **state)
 	assert_string_equal(l->id, "orders");
 	assert_string_equal(l->agreement, "urn:test:agreement");
 	assert_string_equal(l->agreement_type, "urn:test:agreement-type");
-	assert_string_equal(l->from.party_id, "4035811991021");
-	assert_string_equal(l->from.party_type,
+	assert_int_equal(l->from.n_ids, 1);
+	assert_string_equal(l->from.ids[0].value, "4035811991021");
+	assert_string_equal(l->from.ids[0].type,
 	    "urn:oasis:names:tc:ebcore:partyid-type:iso6523:0088");
+	assert_string_equal(l->from.name,
+	    "urn:oasis:names:tc:ebcore:partyid-type:iso6523:0088:4035811991021");
 	assert_string_equal(l->from.role, ROLE "initiator");
 	assert_string_equal(l->to.role, ROLE "responder");
 	assert_string_equal(l->service, "orders");
@@ -327,6 +343,62 @@ test_conf_full(void **state)
 	assert_string_equal(l->decrypt_key, FIX "dummy-key.pem");
 	assert_null(l->algorithms);
 	assert_int_equal(l->timestamp_skew_s, 3600);
+	conf_free(c);
+}
+
+/*
+ * Issue 10: a party with several PartyIds, each with its own type, in
+ * document order (values trimmed); the canonical name is "type:value" of the
+ * first, or its value when untyped.  Legs that share a To PartyId but not a
+ * From one do not overlap.
+ */
+static void
+test_conf_party_several(void **state)
+{
+	struct conf *c = NULL;
+	struct err err;
+	const struct conf_party *p;
+
+	(void)state;
+	err_clear(&err);
+	if (conf_load(FIX "party-several.xml", &c, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->n_legs, 2);
+	p = &c->legs[0].from;
+	assert_int_equal(p->n_ids, 3);
+	assert_string_equal(p->ids[0].value, "4035811991021");
+	assert_string_equal(p->ids[0].type,
+	    "urn:oasis:names:tc:ebcore:partyid-type:iso6523:0088");
+	assert_string_equal(p->ids[1].value, "urn:test:sender");
+	assert_null(p->ids[1].type);
+	assert_string_equal(p->ids[2].value, "sender");
+	assert_string_equal(p->ids[2].type,
+	    "urn:oasis:names:tc:ebcore:partyid-type:unregistered");
+	assert_string_equal(p->name,
+	    "urn:oasis:names:tc:ebcore:partyid-type:iso6523:0088:4035811991021");
+	assert_string_equal(p->role, "urn:test:role");
+	p = &c->legs[0].to;
+	assert_int_equal(p->n_ids, 2);
+	assert_string_equal(p->name, "urn:test:gateway");
+	assert_string_equal(c->legs[1].to.name, "urn:t:gw");
+	conf_free(c);
+}
+
+/* Issue 10 item 9: legs that differ only by id (AgreementRef/@pmode tells
+ * them apart, as AS4.NET and Holodeck configure them) load. */
+static void
+test_conf_route_pmode(void **state)
+{
+	struct conf *c = NULL;
+	struct err err;
+
+	(void)state;
+	err_clear(&err);
+	if (conf_load(FIX "route-pmode.xml", &c, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->n_legs, 2);
+	assert_string_equal(c->legs[0].id, "a");
+	assert_string_equal(c->legs[1].id, "b");
 	conf_free(c);
 }
 
@@ -557,6 +629,8 @@ main(void)
 		cmocka_unit_test(test_conf_refusals),
 		cmocka_unit_test(test_conf_minimal_defaults),
 		cmocka_unit_test(test_conf_full),
+		cmocka_unit_test(test_conf_party_several),
+		cmocka_unit_test(test_conf_route_pmode),
 		cmocka_unit_test(test_conf_resolution),
 		cmocka_unit_test(test_conf_shipped),
 		cmocka_unit_test(test_conf_parse_listen),

@@ -40,6 +40,23 @@ struct tstate {
 	struct arena *a;
 };
 
+/* ---- the matched leg -------------------------------------------------- */
+
+/*
+ * The leg every accept runs under (the gateway passes the one pmode_match
+ * chose): its parties' canonical names are what the row records, whatever
+ * PartyIds the message names (issue 10).
+ */
+static char t_leg_id[] = "leg-0";
+static char t_leg_from[] = PTYPE ":sender-gw";
+static char t_leg_to[] = "receiver-gw";
+
+static const struct pmode_leg T_LEG = {
+	.id = t_leg_id,
+	.from = { .name = t_leg_from },
+	.to = { .name = t_leg_to },
+};
+
 /* ---- the message spec, turned into an arena UserMessage -------------- */
 
 struct tparty {
@@ -413,7 +430,7 @@ accept_new(struct tstate *t, struct arena *a, const struct tmsg *m,
 
 	err_clear(&err);
 	memset(&res, 0, sizeof(res));
-	if (inbox_accept(t->s, a, um, NULL, "192.0.2.7", r, rlen, &res,
+	if (inbox_accept(t->s, a, um, &T_LEG, "192.0.2.7", r, rlen, &res,
 	    &err) != 0)
 		fail_msg("%s: %s", m->message_id, err.msg);
 	assert_int_equal(res.outcome, STORE_NEW);
@@ -433,26 +450,33 @@ month_of(int64_t epoch_ms, char out[8])
 
 /* ---- NEW --------------------------------------------------------------- */
 
-/* From/To columns: "type:value" of the first PartyId, or just the value. */
+/*
+ * From/To columns (issue 10): the matched leg's canonical party names,
+ * whatever PartyIds the message names and in whatever order: never the
+ * message's first PartyId.
+ */
 static void
 test_inbox_new_parties(void **state)
 {
 	static const struct {
 		const char *from_type, *from_value, *to_type, *to_value;
-		const char *want_from, *want_to;
+		const char *leg_from, *leg_to;
 	} cases[] = {
-		{ PTYPE, "sender", NULL, "receiver",
-		    PTYPE ":sender", "receiver" },
-		{ NULL, "sender", "urn:x:type", "receiver",
-		    "sender", "urn:x:type:receiver" },
-		{ NULL, "urn:x:plain", NULL, "b", "urn:x:plain", "b" },
-		{ "t", "v:w", "t2", "x", "t:v:w", "t2:x" },
+		{ PTYPE, "sender", NULL, "receiver", PTYPE ":sender", "receiver" },
+		{ NULL, "urn:x:first", "urn:x:type", "receiver",
+		    PTYPE ":sender", "urn:x:type:receiver" },
+		{ NULL, "urn:x:plain", NULL, "b", "urn:x:canonical", "b" },
+		{ "t", "v:w", "t2", "x", "t:v:w", "gw" },
 	};
 	struct tstate *t = *state;
 	char id[32];
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pmode_leg leg = T_LEG;
+		struct ebms_user_message *um;
+		struct store_result res;
+		struct err err;
 		struct tmsg m;
 
 		(void)snprintf(id, sizeof(id), "party-%zu", i);
@@ -461,11 +485,18 @@ test_inbox_new_parties(void **state)
 		    cases[i].from_value };
 		m.to.ids[0] = (struct ebms_party_id){ cases[i].to_type,
 		    cases[i].to_value };
-		accept_new(t, t->a, &m, RECEIPT_A, sizeof(RECEIPT_A) - 1);
+		leg.from.name = (char *)(uintptr_t)cases[i].leg_from;
+		leg.to.name = (char *)(uintptr_t)cases[i].leg_to;
+		um = t_build(t->a, &m);
+		err_clear(&err);
+		if (inbox_accept(t->s, t->a, um, &leg, "192.0.2.7", RECEIPT_A,
+		    sizeof(RECEIPT_A) - 1, &res, &err) != 0)
+			fail_msg("%s: %s", m.message_id, err.msg);
+		assert_int_equal(res.outcome, STORE_NEW);
 		db_text_eq(t, ROW("from_party"), m.message_id, NULL,
-		    cases[i].want_from);
+		    cases[i].leg_from);
 		db_text_eq(t, ROW("to_party"), m.message_id, NULL,
-		    cases[i].want_to);
+		    cases[i].leg_to);
 	}
 }
 
@@ -547,13 +578,13 @@ test_inbox_new_row(void **state)
 		int agreement;
 	} cases[] = {
 		{ "row-full", 1, "192.0.2.7", 1 },
-		{ "row-bare", 0, NULL, 0 },
+		{ "row-bare", 0, NULL, 0 },     /* T_LEG, no peer, no agreement */
 	};
 	struct tstate *t = *state;
 	struct pmode_leg leg;
 	size_t i;
 
-	memset(&leg, 0, sizeof(leg));
+	leg = T_LEG;
 	leg.id = leg_id;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct ebms_user_message *um;
@@ -569,7 +600,7 @@ test_inbox_new_row(void **state)
 		um = t_build(t->a, &m);
 		before = clock_epoch_ms();
 		assert_int_equal(inbox_accept(t->s, t->a, um,
-		    cases[i].with_leg ? &leg : NULL, cases[i].peer, RECEIPT_A,
+		    cases[i].with_leg ? &leg : &T_LEG, cases[i].peer, RECEIPT_A,
 		    sizeof(RECEIPT_A) - 1, &res, &err), 0);
 		after = clock_epoch_ms();
 		assert_int_equal(res.outcome, STORE_NEW);
@@ -578,7 +609,7 @@ test_inbox_new_row(void **state)
 		assert_int_equal(res.duplicates, 0);
 		assert_int_equal(db_int(t, COUNT_INBOX_SQL, m.message_id, NULL),
 		    1);
-		check_row(t, um, cases[i].with_leg ? leg_id : NULL,
+		check_row(t, um, cases[i].with_leg ? leg_id : t_leg_id,
 		    cases[i].peer, before, after);
 		check_payloads(t, &m);
 	}
@@ -663,7 +694,7 @@ test_inbox_duplicate(void **state)
 
 		assert_non_null(a2);
 		err_clear(&err);
-		assert_int_equal(inbox_accept(t->s, a2, t_build(a2, &m), NULL,
+		assert_int_equal(inbox_accept(t->s, a2, t_build(a2, &m), &T_LEG,
 		    "198.51.100.1", RECEIPT_B, sizeof(RECEIPT_B) - 1, &res,
 		    &err), 0);
 		assert_int_equal(err.kind, ERR_NONE);
@@ -690,8 +721,7 @@ enum mut {
 	MUT_PAYLOAD_BYTE, MUT_LAST_BYTE, MUT_PROPERTY, MUT_SERVICE,
 	MUT_FROM_TYPE, MUT_DROP_PART,
 	/* refused before any decision */
-	MUT_NO_FROM, MUT_NO_TO, MUT_TO_NULL_VALUE, MUT_EMPTY_ID, MUT_LONG_ID,
-	MUT_NO_CONVERSATION,
+	MUT_NO_LEG, MUT_EMPTY_ID, MUT_LONG_ID, MUT_NO_CONVERSATION,
 };
 
 /* Apply mutation k to the spec m. */
@@ -706,9 +736,7 @@ t_mutate(struct tmsg *m, enum mut k)
 	case MUT_SERVICE: m->service = "urn:as4gw:test:other"; break;
 	case MUT_FROM_TYPE: m->from.ids[0].type = NULL; break;
 	case MUT_DROP_PART: m->n_parts = 2; break;
-	case MUT_NO_FROM: m->from.n_ids = 0; break;
-	case MUT_NO_TO: m->to.n_ids = 0; break;
-	case MUT_TO_NULL_VALUE: m->to.ids[0].value = NULL; break;
+	case MUT_NO_LEG: break;     /* run_fail_case passes no leg */
 	case MUT_EMPTY_ID: m->message_id[0] = '\0'; break;
 	case MUT_LONG_ID:
 		memset(m->message_id, 'x', STORE_MESSAGE_ID_MAX + 1);
@@ -756,7 +784,7 @@ test_inbox_drift(void **state)
 		err_clear(&err);
 		memset(&res, 0, sizeof(res));
 		assert_int_equal(inbox_accept(t->s, t->a, t_build(t->a, &m),
-		    NULL, "192.0.2.7", RECEIPT_B, sizeof(RECEIPT_B) - 1, &res,
+		    &T_LEG, "192.0.2.7", RECEIPT_B, sizeof(RECEIPT_B) - 1, &res,
 		    &err), -1);
 		assert_int_equal(err.kind, ERR_EBMS);
 		assert_non_null(err.ebms_code);
@@ -817,7 +845,8 @@ run_fail_case(struct tstate *t, const struct fail_case *c)
 	}
 	memset(&res, 0xa5, sizeof(res));
 	sentinel = res;
-	if (inbox_accept(s, a, t_build(t->a, &m), NULL, "192.0.2.7",
+	if (inbox_accept(s, a, t_build(t->a, &m),
+	    c->mut == MUT_NO_LEG ? NULL : &T_LEG, "192.0.2.7",
 	    RECEIPT_A, c->no_receipt ? 0 : sizeof(RECEIPT_A) - 1, &res,
 	    &err) != -1)
 		fail_msg("%s: accepted", c->name);
@@ -834,7 +863,7 @@ run_fail_case(struct tstate *t, const struct fail_case *c)
 }
 
 /*
- * Every way inbox_accept fails without a decision: no PartyId, a message or
+ * Every way inbox_accept fails without a decision: no leg, a message or
  * receipt the store refuses, the request arena exhausted, no tables (a
  * database failure), no store at all (ERR_STORE, not a crash).  Nothing is
  * written.
@@ -843,12 +872,8 @@ static void
 test_inbox_failures(void **state)
 {
 	static const struct fail_case cases[] = {
-		{ "no-from", MUT_NO_FROM, 0, 0, FS_MIGRATED, ERR_INTERNAL,
-		    "could not build the inbox row" },
-		{ "no-to", MUT_NO_TO, 0, 0, FS_MIGRATED, ERR_INTERNAL,
-		    "could not build the inbox row" },
-		{ "to-null", MUT_TO_NULL_VALUE, 0, 0, FS_MIGRATED, ERR_INTERNAL,
-		    "could not build the inbox row" },
+		{ "no-leg", MUT_NO_LEG, 0, 0, FS_MIGRATED, ERR_INTERNAL,
+		    "no P-Mode leg for the inbox row" },
 		{ "empty-id", MUT_EMPTY_ID, 0, 0, FS_MIGRATED, ERR_INTERNAL,
 		    "message id empty or too long" },
 		{ "long-id", MUT_LONG_ID, 0, 0, FS_MIGRATED, ERR_INTERNAL,
@@ -894,7 +919,7 @@ test_inbox_probe(void **state)
 
 	t_base(&m, "probe");
 	err_clear(&err);
-	assert_int_equal(inbox_prepare(t->a, t_build(t->a, &m), NULL,
+	assert_int_equal(inbox_prepare(t->a, t_build(t->a, &m), &T_LEG,
 	    "192.0.2.7", &sm, &err), 0);
 	assert_int_equal(inbox_submit(t->s, t->a, &sm, NULL, 0, &res, &err), 0);
 	assert_int_equal(res.outcome, STORE_ABSENT);
@@ -913,7 +938,7 @@ test_inbox_probe(void **state)
 	assert_int_equal(res.duplicates, 1);
 	assert_int_equal(db_int(t, DUPS_SQL, m.message_id, NULL), 1);
 	t_mutate(&m, MUT_PAYLOAD_BYTE);
-	assert_int_equal(inbox_prepare(t->a, t_build(t->a, &m), NULL,
+	assert_int_equal(inbox_prepare(t->a, t_build(t->a, &m), &T_LEG,
 	    "192.0.2.7", &sm, &err), 0);
 	assert_int_equal(inbox_submit(t->s, t->a, &sm, NULL, 0, &res, &err),
 	    -1);

@@ -29,6 +29,7 @@ enum pmode_test_field {
 	F_FROM_ROLE, F_TO_ID, F_TO_TYPE, F_TO_ROLE, F_SERVICE, F_SERVICE_TYPE,
 	F_ACTION,
 	F_FROM_EXTRA,   /* a second From PartyId (value, type UNREG) before the first */
+	F_FROM_OTHERS,  /* F_FROM_EXTRA, and the first becomes "sender-z" */
 };
 
 struct pmode_case {
@@ -94,9 +95,12 @@ static const struct pmode_case pmode_cases[] = {
 	    "invoice", NULL },
 	{ "to role still checked", BASE_INVOICE, F_TO_ROLE, ROLE "initiator",
 	    NULL, "leg \"invoice\": To/Role differs" },
-	{ "second PartyId matches", BASE_ORDER, F_FROM_EXTRA, "sender-other",
-	    "order", NULL },
-	{ "no PartyId matches", BASE_ORDER, F_FROM_EXTRA, "sender-other", NULL,
+	/* issue 10: every PartyId must be the leg's, not any one of them */
+	{ "one PartyId of the leg's, one not", BASE_ORDER, F_FROM_EXTRA,
+	    "sender-other", NULL, "leg \"order\": From/PartyId differs: got "
+	    "\"sender-other\" (type \"" UNREG "\"), \"sender-a\" (type \""
+	    UNREG "\"), leg has \"sender-a\" (type \"" UNREG "\")" },
+	{ "no PartyId matches", BASE_ORDER, F_FROM_OTHERS, "sender-other", NULL,
 	    "From/PartyId differs: got \"sender-other\" (type \"" UNREG "\"), "
 	    "\"sender-z\"" },
 };
@@ -151,12 +155,13 @@ pmode_apply(struct ebms_user_message *um, const struct pmode_case *t)
 	case F_SERVICE_TYPE: um->service_type = t->value; break;
 	case F_ACTION: um->action = t->value; break;
 	case F_FROM_EXTRA:
-		/* the extra id first; the case without a leg spoils the second */
+	case F_FROM_OTHERS:
+		/* the extra id first; F_FROM_OTHERS spoils the second */
 		um->from.ids[1] = um->from.ids[0];
 		um->from.ids[0].value = t->value;
 		um->from.ids[0].type = UNREG;
 		um->from.n_ids = 2;
-		if (t->leg == NULL)
+		if (t->field == F_FROM_OTHERS)
 			um->from.ids[1].value = "sender-z";
 		break;
 	}
@@ -241,6 +246,141 @@ test_pmode_no_party_ids(void **state)
 	arena_free(a);
 }
 
+/* ---- issue 10: party identity (tests/unit/conf/pmode-party.xml) ----- */
+
+#define PA { UNREG, "party-a" }
+#define PA2 { NULL, "urn:test:party-a" }
+#define PB { UNREG, "party-b" }
+#define PC { UNREG, "party-c" }
+#define PD { UNREG, "party-d" }
+#define PR { UNREG, "party-r" }
+#define GW { UNREG, "gw" }
+#define GW2 { NULL, "urn:test:gw" }
+
+/* A message's From and To PartyIds, Action and @pmode, and the answer. */
+struct pmode_party_case {
+	const char *name;
+	struct ebms_party_id from[3];
+	size_t n_from;
+	struct ebms_party_id to[2];
+	size_t n_to;
+	const char *action;
+	const char *pmode;      /* AgreementRef/@pmode, or NULL */
+	const char *leg;        /* expected leg, or NULL: refused */
+	const char *code;       /* when refused */
+	const char *detail;     /* substring of err.detail when refused */
+};
+
+static const struct pmode_party_case pmode_party_cases[] = {
+	{ "one PartyId of A", { PA }, 1, { GW }, 1, "Submit", NULL,
+	    "a-orders", NULL, NULL },
+	{ "both PartyIds of A, either order", { PA2, PA }, 2, { GW2, GW }, 2,
+	    "Submit", NULL, "a-orders", NULL, NULL },
+	{ "A borrowed by B on A's signed leg", { PA, PB }, 2, { GW }, 1,
+	    "Submit", NULL, NULL, "EBMS:0101", "From mixes the PartyIds of "
+	    "leg \"a-orders\" (signing required) with another leg's party: "
+	    "\"party-b\"" },
+	{ "B first, then A", { PB, PA }, 2, { GW }, 1, "Submit", NULL, NULL,
+	    "EBMS:0101", "leg \"a-orders\"" },
+	{ "B's leg named by @pmode", { PA, PB }, 2, { GW }, 1, "Submit",
+	    "b-orders", NULL, "EBMS:0101", "From mixes" },
+	{ "unsigned C borrowing signed A", { PC, PA }, 2, { GW }, 1, "Submit",
+	    NULL, NULL, "EBMS:0101", "leg \"a-orders\"" },
+	{ "A with B's optional signing leg", { PB, PA2 }, 2, { GW }, 1,
+	    "Submit", NULL, NULL, "EBMS:0101", NULL },
+	{ "two unsigned parties mixed", { PC, PD }, 2, { GW }, 1, "Submit",
+	    NULL, NULL, "EBMS:0010", "From/PartyId differs" },
+	{ "A with an unknown PartyId", { PA, { UNREG, "party-x" } }, 2,
+	    { GW }, 1, "Submit", NULL, NULL, "EBMS:0010", "leg \"a-orders\": "
+	    "From/PartyId differs: got \"party-a\" (type \"" UNREG "\"), "
+	    "\"party-x\" (type \"" UNREG "\"), leg has \"party-a\" (type \""
+	    UNREG "\"), \"urn:test:party-a\"" },
+	{ "A's value with the wrong type", { { NULL, "party-a" } }, 1, { GW },
+	    1, "Submit", NULL, NULL, "EBMS:0010", "From/PartyId differs" },
+	{ "To: another party and the gateway", { PA }, 1,
+	    { { UNREG, "other" }, GW }, 2, "Submit", NULL, NULL, "EBMS:0010",
+	    "leg \"a-orders\": To/PartyId differs: got \"other\"" },
+	{ "@pmode naming another party's leg", { PA }, 1, { GW }, 1, "Submit",
+	    "c-orders", NULL, "EBMS:0010", "leg \"a-orders\": "
+	    "AgreementRef/@pmode differs" },
+	{ "one route, no @pmode: ambiguous", { PR }, 1, { GW }, 1, "Route",
+	    NULL, NULL, "EBMS:0010", "ambiguous: legs r1, r2" },
+	{ "one route, @pmode r2", { PR }, 1, { GW }, 1, "Route", "r2", "r2",
+	    NULL, NULL },
+	{ "one route, @pmode r1", { PR }, 1, { GW }, 1, "Route", "r1", "r1",
+	    NULL, NULL },
+	{ "one route, @pmode unknown", { PR }, 1, { GW }, 1, "Route", "r3",
+	    NULL, "EBMS:0010", "AgreementRef/@pmode differs: got \"r3\"" },
+};
+
+/* Check one party case against conf. */
+static void
+pmode_party_check(const struct conf *conf, const struct pmode_party_case *t)
+{
+	struct ebms_user_message um;
+	const struct pmode_leg *leg = NULL;
+	struct err err;
+	int rc;
+
+	memset(&um, 0, sizeof(um));
+	err_clear(&err);
+	um.message_id = "m1@test";
+	um.from.ids = (struct ebms_party_id *)(uintptr_t)t->from;
+	um.from.n_ids = t->n_from;
+	um.to.ids = (struct ebms_party_id *)(uintptr_t)t->to;
+	um.to.n_ids = t->n_to;
+	um.service = "urn:test:svc";
+	um.action = t->action;
+	um.agreement_pmode = t->pmode;
+	rc = pmode_match(conf, &um, &leg, &err);
+	if (t->leg != NULL) {
+		if (rc != 1 || leg == NULL || strcmp(leg->id, t->leg) != 0)
+			fail_msg("%s: rc %d leg %s (%s)", t->name, rc,
+			    leg != NULL ? leg->id : "none", err.detail);
+		return;
+	}
+	if (rc != -1 || leg != NULL)
+		fail_msg("%s: matched %s", t->name, leg != NULL ? leg->id : "?");
+	assert_int_equal(err.kind, ERR_EBMS);
+	if (strcmp(err.ebms_code, t->code) != 0)
+		fail_msg("%s: %s (%s), want %s", t->name, err.ebms_code,
+		    err.detail, t->code);
+	/* the partner's text is fixed: the legs are named in the log only */
+	if (strcmp(t->code, "EBMS:0101") == 0)
+		assert_string_equal(err.msg, "signature check failed");
+	else if (strstr(err.detail, "ambiguous") != NULL)
+		assert_string_equal(err.msg,
+		    "more than one P-Mode matches the message");
+	else
+		assert_string_equal(err.msg, "no P-Mode matches the message");
+	if (t->detail != NULL && strstr(err.detail, t->detail) == NULL)
+		fail_msg("%s: detail \"%s\" lacks \"%s\"", t->name,
+		    err.detail, t->detail);
+}
+
+/*
+ * Every PartyId of From (To) must be one the leg lists for its party; a
+ * From that mixes a signed leg's party with another's is EBMS:0101; two
+ * matching legs are refused unless @pmode names one.
+ */
+static void
+test_pmode_party(void **state)
+{
+	struct conf *conf = NULL;
+	struct err err;
+	size_t i;
+
+	(void)state;
+	err_clear(&err);
+	if (conf_load(AS4GW_SOURCE_DIR "/tests/unit/conf/pmode-party.xml",
+	    &conf, &err) == -1)
+		fail_msg("%s", err.msg);
+	for (i = 0; i < sizeof(pmode_party_cases) /
+	    sizeof(pmode_party_cases[0]); i++)
+		pmode_party_check(conf, &pmode_party_cases[i]);
+	conf_free(conf);
+}
+
 /* Load the legs once for the group. */
 static int
 pmode_setup(void **state)
@@ -274,6 +414,7 @@ main(void)
 		cmocka_unit_test(test_pmode_table),
 		cmocka_unit_test(test_pmode_no_legs),
 		cmocka_unit_test(test_pmode_no_party_ids),
+		cmocka_unit_test(test_pmode_party),
 	};
 
 	xml_global_init();
