@@ -438,6 +438,38 @@ conf_leg_overlap(const struct pmode_leg *a, const struct pmode_leg *b)
 }
 
 /*
+ * One party, one name (ebMS3 Core 5.2.2.4: a PartyId identifies one party):
+ * two legs whose <what> lists share a PartyId name the same party, so they
+ * must start with the same partyId (the canonical name the inbox records),
+ * and different parties must not print the same canonical name.
+ */
+static int
+conf_leg_party_names(const struct conf_ctx *x, size_t i, size_t j,
+    const char *what, const struct conf_party *a, const struct conf_party *b)
+{
+	const struct pmode_leg *legs = x->c->legs;
+	size_t k;
+	int shared = 0;
+
+	if (conf_leg_ids_have(a->ids, 1, &b->ids[0]))
+		return 0;       /* the same first partyId: the same name */
+	for (k = 0; k < a->n_ids && !shared; k++)
+		shared = conf_leg_ids_have(b->ids, b->n_ids, &a->ids[k]);
+	if (shared)
+		return conf_fail_line(x, x->leg_lines[i], "pmode \"%s\": %s "
+		    "shares a partyId with pmode \"%s\" (line %ld) but starts "
+		    "with another: the first partyId is the party's canonical "
+		    "name and must be the same", legs[i].id, what, legs[j].id,
+		    x->leg_lines[j]);
+	if (strcmp(a->name, b->name) == 0)
+		return conf_fail_line(x, x->leg_lines[i], "pmode \"%s\": %s "
+		    "\"%s\" is also the canonical name of another party in "
+		    "pmode \"%s\" (line %ld)", legs[i].id, what, a->name,
+		    legs[j].id, x->leg_lines[j]);
+	return 0;
+}
+
+/*
  * Legs a and b (at x->leg_lines[i], [j]) against each other.  Legs on one
  * route load (AS4.NET and Holodeck define several P-Modes on one route, told
  * apart by AgreementRef/@pmode; pmode_match refuses a message without @pmode
@@ -453,6 +485,9 @@ conf_leg_pair(const struct conf_ctx *x, size_t i, size_t j)
 	if (strcmp(a->id, b->id) == 0)
 		return conf_fail_line(x, x->leg_lines[i], "duplicate pmode id "
 		    "\"%s\" (first at line %ld)", a->id, x->leg_lines[j]);
+	if (conf_leg_party_names(x, i, j, "from", &a->from, &b->from) == -1 ||
+	    conf_leg_party_names(x, i, j, "to", &a->to, &b->to) == -1)
+		return -1;
 	switch (conf_leg_overlap(a, b)) {
 	case 0:
 		return 0;

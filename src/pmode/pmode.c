@@ -232,7 +232,6 @@ pmode_put_leg(struct pmode_text *t, const struct pmode_leg *leg,
 {
 	const struct conf_party *p = f == PMODE_F_FROM_PARTY ? &leg->from :
 	    &leg->to;
-
 	size_t i;
 
 	if (f == PMODE_F_FROM_PARTY || f == PMODE_F_TO_PARTY) {

@@ -28,8 +28,8 @@ struct store_part {
 
 struct store_message {
 	const char *message_id;       /* eb:MessageInfo/MessageId, the key */
-	const char *from_party;       /* "type:value" of the first PartyId, or value */
-	const char *to_party;
+	const char *from_party;       /* the matched leg's canonical parties (conf.h */
+	const char *to_party;         /* struct conf_party name): "type:value" or value */
 	const char *service;
 	const char *action;
 	const char *conversation_id;

@@ -283,7 +283,10 @@ def add_message(seeds, ct, body, signed):
 
 def conf_seeds(seeds):
     """Configuration files of the tree, also with absolute file paths (so
-    the file checks pass and the whole load succeeds), and strings."""
+    the file checks pass and the whole load succeeds), and strings.  The
+    fixtures include legs with several partyIds per party and legs on one
+    route (party-several.xml, pmode-party.xml, route-pmode.xml; refused:
+    party-twice.xml, party-many.xml, route-signing.xml, ambiguous.xml)."""
     for d in ('conf', 'tests/unit/conf'):
         full = os.path.join(TOP, d)
         for f in sorted(os.listdir(full)) if os.path.isdir(full) else []:

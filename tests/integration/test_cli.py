@@ -408,7 +408,11 @@ def _bad_configs(tmp_path, pki):
     return [
         ('unknown-element', good.replace('<threads>', '<colour>blue</colour><threads>'), 'colour'),
         ('duplicate-pmode-id', good.replace(signed, signed + dup), 'dev-sample'),
-        ('ambiguous-legs', good.replace(signed, dev.replace('dev-sample', 'dev-again')),
+        # a leg overlapping dev-sample with another PartyId list (legs that
+        # differ only by id load: AgreementRef/@pmode tells them apart)
+        ('ambiguous-legs', good.replace(signed, dev.replace('dev-sample', 'dev-again').replace(
+            '<partyId>urn:as4gw:dev:sender</partyId>',
+            '<partyId>urn:as4gw:dev:sender</partyId><partyId>urn:as4gw:dev:alias</partyId>')),
          'ambiguous'),
         ('missing-signing-key', good.replace(f'{pki}/gateway.key', f'{pki}/missing.key'),
          'missing.key'),

@@ -79,6 +79,11 @@ static const struct conf_bad_case conf_bad_cases[] = {
 	    "9) share a route but sign differently (never, required)", 19 },
 	{ FIX "party-twice.xml", "pmode \"a\": from: partyId \"sender\" "
 	    "listed twice", 11 },
+	{ FIX "party-canonical.xml", "pmode \"b\": from shares a partyId with "
+	    "pmode \"a\" (line 8) but starts with another: the first partyId "
+	    "is the party's canonical name", 15 },
+	{ FIX "party-collide.xml", "pmode \"b\": from \"urn:t:x:y\" is also "
+	    "the canonical name of another party in pmode \"a\" (line 8)", 15 },
 	{ FIX "party-many.xml", "not valid against the schema: Element "
 	    "'partyId': This element is not expected", 8 },
 	{ FIX "ambiguous-role.xml", "pmode \"b\" is ambiguous: a message could "
@@ -349,8 +354,8 @@ test_conf_full(void **state)
 /*
  * Issue 10: a party with several PartyIds, each with its own type, in
  * document order (values trimmed); the canonical name is "type:value" of the
- * first, or its value when untyped.  Legs that share a To PartyId but not a
- * From one do not overlap.
+ * first, or its value when untyped.  Legs that share the To party but not a
+ * From PartyId do not overlap.
  */
 static void
 test_conf_party_several(void **state)
@@ -380,7 +385,7 @@ test_conf_party_several(void **state)
 	p = &c->legs[0].to;
 	assert_int_equal(p->n_ids, 2);
 	assert_string_equal(p->name, "urn:test:gateway");
-	assert_string_equal(c->legs[1].to.name, "urn:t:gw");
+	assert_string_equal(c->legs[1].to.name, "urn:test:gateway");
 	conf_free(c);
 }
 
