@@ -526,6 +526,42 @@ def test_optional_client_certificate_block(stack, pki, tmp_path):
         ngx.stop()
 
 
+def shipped_upstream_keepalive_timeout():
+    """keepalive_timeout (seconds) of the shipped upstream block."""
+    with open(SHIPPED) as f:
+        text = f.read()
+    block = text[text.index('upstream as4gw_backend {'):]
+    block = block[:block.index('\n}\n')]
+    m = re.search(r'(?m)^\s*keepalive_timeout\s+(\d+)s;', block)
+    assert m, 'no keepalive_timeout in the upstream block'
+    return int(m.group(1))
+
+
+def gateway_header_timeout_default():
+    """The gateway's headerTimeoutSeconds default: its idle cut of a
+    keep-alive connection."""
+    with open(os.path.join(SRC, 'src', 'conf', 'conf.c')) as f:
+        return int(re.search(r'lim->header_timeout_s = (\d+);', f.read()).group(1))
+
+
+def test_upstream_keepalive_closes_before_the_gateway_does(stack, pki):
+    """Issue 10 item 9d: nginx closes an idle upstream connection clearly
+    before the gateway's idle cut (headerTimeoutSeconds), so it never reuses
+    one the gateway is closing; pushes after an idle pause longer than the
+    gateway's cut all get their Receipts and nginx logs no upstream that
+    closed under it."""
+    ngx, gws = stack
+    cut = gateway_header_timeout_default()
+    assert shipped_upstream_keepalive_timeout() * 2 <= cut
+    for _ in range(4):                      # connections into nginx's cache
+        assert push(ngx.port, pki, new_id(), source=PARTNER).is_receipt
+    time.sleep(cut + 1.5)
+    answers = [push(ngx.port, pki, new_id(), source=PARTNER) for _ in range(6)]
+    assert all(a.status == 200 and a.is_receipt for a in answers), \
+        [a.status for a in answers]
+    assert 'prematurely closed' not in ngx.errors()
+
+
 def test_instance_down_push_retried_on_the_other(stack, pki):
     """proxy_next_upstream ... non_idempotent: with one instance killed, every
     push still gets its Receipt (nginx re-sends it to the other instance,
