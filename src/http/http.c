@@ -262,7 +262,8 @@ http_req_new(struct http_server *srv, struct MHD_Connection *conn,
 	r->start_ms = clock_mono_ms();
 	r->body.limit = srv->limits.max_body_bytes;
 	r->method = arena_strdup(r->arena, method);
-	r->path = arena_strndup(r->arena, url, strnlen(url, 200));
+	/* at most 200 bytes, cut between characters (issue 10 item 7) */
+	r->path = arena_strndup(r->arena, url, buf_utf8_prefix(url, 200));
 	if (codec_uuid(r->id) == -1)
 		(void)snprintf(r->id, sizeof(r->id), "no-id");
 	http_guard_peer(conn, r->gen->conf, r->peer, sizeof(r->peer));
