@@ -576,3 +576,30 @@ def test_log_is_valid_utf8_json_with_hostile_bytes(gateway):
     assert cut == ['/' + 'a' * 198], cut    # byte 200 would split the first e-acute
     details = [l.get('detail', '') for l in lines if l.get('event') == 'request']
     assert any('bin\ufffdary\ufffd' in d for d in details), details
+
+
+def test_refused_message_log_line_names_message_id_and_pmode(gateway):
+    """Issue 10 item 12: an operator finds a refused message by its
+    MessageId, and learns the leg it matched, whenever the gateway got that
+    far: the log line of every refusal after eb:MessageInfo was read has
+    message_id; after a leg matched, pmode too.  Nothing stored."""
+    cases = []
+    mid = new_id()      # matched dev-signed, refused: not signed
+    cases.append((mid, 'EBMS:0103', 'dev-signed', gateway.post(
+        'application/soap+xml', as4msg.envelope(mid, cids=(),
+                                                action='urn:as4gw:dev:SignedOnly').encode())))
+    mid = new_id()      # no leg
+    cases.append((mid, 'EBMS:0010', None, gateway.post(
+        'application/soap+xml', as4msg.envelope(mid, cids=(), action='urn:nope').encode())))
+    mid = new_id()      # a PartInfo whose part is missing
+    cases.append((mid, None, None, gateway.post(
+        'application/soap+xml', as4msg.envelope(mid).encode())))
+    lines = [l for l in gateway.log_lines() if l.get('event') == 'request']
+    for mid, code, pmode, ans in cases:
+        assert ans.status == 200 and ans.error_code is not None, ans
+        assert code is None or ans.error_code == code, (code, ans.error_code)
+        line = [l for l in lines if l.get('message_id') == mid]
+        assert len(line) == 1, (mid, lines[-3:])
+        assert line[0]['outcome'] == 'error' and line[0]['ebms_code'] == ans.error_code
+        assert line[0].get('pmode') == pmode, line[0]
+        assert gateway.store.counts(mid) == (0, 0, 0)
