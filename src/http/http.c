@@ -348,7 +348,8 @@ http_access(void *cls, struct MHD_Connection *conn, const char *url,
 		if (r == NULL)
 			return MHD_NO;
 		*con_cls = r;
-		if (!http_is_push(r, url, method) && http_body_to_discard(conn, r)) {
+		if (!http_is_push(r, url, method) &&
+		    http_body_to_discard(conn, r)) {
 			r->discard = 1;
 			return MHD_YES;
 		}
