@@ -150,6 +150,9 @@ struct cli_replay_outcome {
 	enum cli_replay_kind kind;
 	const char *ref;         /* RefToMessageId or refToMessageInError */
 	const char *codes;       /* eb:Error codes, comma-separated, or NULL */
+	const char *errors;      /* every eb:Error on one line: "CODE SHORT:
+				  * Description (detail: ErrorDetail)", "; "
+				  * between them; or NULL */
 	const char *description; /* first eb:Error text or fault reason */
 	const char *fault;       /* fault code, local name ("Sender") or NULL */
 	const char *why;         /* CLI_REPLAY_NONE: what was found instead */

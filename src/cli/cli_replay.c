@@ -1,8 +1,8 @@
 /*
  * cli_replay — `as4gw replay`: POST recorded AS4 messages unchanged and say
  * what came back.  Also the part of the client `push` shares (cli.h): the
- * libcurl transport (libcurl loaded by cli_curl.c), file reading and the
- * classification of an answer as Receipt, ebMS Error or SOAP Fault.
+ * libcurl transport (libcurl loaded by cli_curl.c) and file reading; the
+ * classification of an answer is cli_replay_outcome.c.
  */
 #include "cli.h"
 
@@ -209,168 +209,6 @@ cli_replay_read_file(const char *path, size_t limit, struct buf *out,
 out:
 	(void)fclose(f);
 	return rc;
-}
-
-/* Collect the eb:Error codes and the ref of one SignalMessage into ret. */
-static void
-cli_replay_signal(struct arena *a, xmlNodePtr sig,
-		  struct cli_replay_outcome *ret)
-{
-	xmlNodePtr info = xml_child(sig, NS_EB, "MessageInfo");
-	xmlNodePtr e;
-	const char *ref = xml_text(a, xml_child(info, NS_EB, "RefToMessageId"));
-
-	for (e = xml_child(sig, NS_EB, "Error"); e != NULL;
-	     e = xml_next(e, NS_EB, "Error")) {
-		const char *code = xml_attr(a, e, NULL, "errorCode");
-		const char *d = xml_text(a, xml_child(e, NS_EB, "ErrorDetail"));
-
-		code = code != NULL ? code : "(no code)";
-		ret->codes = ret->codes == NULL
-				 ? code
-				 : arena_sprintf(a, "%s,%s", ret->codes, code);
-		if (d == NULL || *d == '\0')
-			d = xml_attr(a, e, NULL, "shortDescription");
-		if (ret->description == NULL)
-			ret->description = d;
-		if (ref == NULL)
-			ref = xml_attr(a, e, NULL, "refToMessageInError");
-		ret->kind = CLI_REPLAY_ERROR;
-	}
-	if (ret->ref == NULL)
-		ret->ref = ref;
-	if (ret->kind == CLI_REPLAY_NONE &&
-	    xml_child(sig, NS_EB, "Receipt") != NULL)
-		ret->kind = CLI_REPLAY_RECEIPT;
-}
-
-/* The local part of a QName ("env:Sender" -> "Sender"). */
-static const char *
-cli_replay_local(const char *qname)
-{
-	const char *colon = qname != NULL ? strrchr(qname, ':') : NULL;
-
-	return colon != NULL ? colon + 1 : qname;
-}
-
-/* SOAP 1.2 (Code/Value, Reason/Text) or SOAP 1.1 (faultcode, faultstring). */
-static void
-cli_replay_fault(struct arena *a, xmlNodePtr body, const char *ns,
-		 struct cli_replay_outcome *ret)
-{
-	xmlNodePtr f = xml_child(body, ns, "Fault");
-	const char *code, *reason;
-
-	if (f == NULL)
-		return;
-	if (strcmp(ns, NS_SOAP12) == 0) {
-		code = xml_text(
-		    a, xml_child(xml_child(f, ns, "Code"), ns, "Value"));
-		reason = xml_text(
-		    a, xml_child(xml_child(f, ns, "Reason"), ns, "Text"));
-	} else {
-		code = xml_text(a, xml_child(f, NULL, "faultcode"));
-		reason = xml_text(a, xml_child(f, NULL, "faultstring"));
-	}
-	ret->fault = cli_replay_local(
-	    code != NULL && *code != '\0' ? code : "(no code)");
-	if (ret->description == NULL)
-		ret->description = reason;
-	if (ret->kind == CLI_REPLAY_NONE)
-		ret->kind = CLI_REPLAY_FAULT;
-}
-
-/* The bytes of the SOAP envelope: the root part of a multipart answer. */
-static int
-cli_replay_envelope_bytes(struct arena *a, const struct cli_replay_answer *ans,
-			  const char **ret, size_t *ret_len, struct err *err)
-{
-	struct mime_limits lim;
-	struct mime_message m;
-	const char *ct = ans->content_type;
-
-	if (ct == NULL || strncasecmp(ct, "multipart/", 10) != 0) {
-		*ret = ans->body.data;
-		*ret_len = ans->body.len;
-		return 0;
-	}
-	mime_limits_default(&lim);
-	if (mime_parse(a, ct, (const unsigned char *)ans->body.data,
-		       ans->body.len, &lim, &m, err) == -1)
-		return -1;
-	*ret = (const char *)m.parts[m.root].data;
-	*ret_len = m.parts[m.root].len;
-	return 0;
-}
-
-/* Classify an answer; see cli.h. */
-void
-cli_replay_outcome_parse(struct arena *a, const struct cli_replay_answer *ans,
-			 struct cli_replay_outcome *ret)
-{
-	struct xml_limits lim;
-	struct err err;
-	xmlNodePtr env, sig;
-	const char *data, *ns;
-	size_t len;
-
-	memset(ret, 0, sizeof(*ret));
-	err_clear(&err);
-	xml_limits_default(&lim);
-	if (ans->body.len == 0) {
-		ret->why = "empty answer";
-		return;
-	}
-	if (ans->content_type != NULL &&
-	    strstr(ans->content_type, "xml") == NULL &&
-	    strncasecmp(ans->content_type, "multipart/", 10) != 0) {
-		ret->why = arena_sprintf(a, "answer is %s, not SOAP",
-					 ans->content_type);
-		return;
-	}
-	if (cli_replay_envelope_bytes(a, ans, &data, &len, &err) == -1 ||
-	    xml_parse(a, data, len, &lim, &ret->doc, &err) == -1) {
-		ret->why = arena_sprintf(a, "unparsable answer (%s)", err.msg);
-		return;
-	}
-	env = xmlDocGetRootElement(ret->doc);
-	ns = xml_is(env, NS_SOAP12, "Envelope")	  ? NS_SOAP12
-	     : xml_is(env, NS_SOAP11, "Envelope") ? NS_SOAP11
-						  : NULL;
-	if (ns == NULL) {
-		ret->why = "answer is not a SOAP envelope";
-		return;
-	}
-	sig = xml_child(
-	    xml_child(xml_child(env, ns, "Header"), NS_EB, "Messaging"), NS_EB,
-	    "SignalMessage");
-	for (; sig != NULL; sig = xml_next(sig, NS_EB, "SignalMessage"))
-		cli_replay_signal(a, sig, ret);
-	cli_replay_fault(a, xml_child(env, ns, "Body"), ns, ret);
-	if (ret->kind == CLI_REPLAY_NONE)
-		ret->why = "no receipt, error or fault in the answer";
-}
-
-/* One line for an outcome; see cli.h. */
-const char *
-cli_replay_outcome_str(struct arena *a, const struct cli_replay_outcome *o)
-{
-	const char *s;
-
-	switch (o->kind) {
-	case CLI_REPLAY_RECEIPT:
-		s = arena_sprintf(a, "receipt ref=%s",
-				  o->ref != NULL ? o->ref : "(none)");
-		break;
-	case CLI_REPLAY_ERROR:
-		s = arena_sprintf(a, "error %s", o->codes);
-		break;
-	case CLI_REPLAY_FAULT:
-		s = arena_sprintf(a, "fault %s", o->fault);
-		break;
-	default: s = o->why != NULL ? o->why : "no signal"; break;
-	}
-	return s != NULL ? s : "out of memory";
 }
 
 #define CLI_REPLAY_MAX_HEADER_BLOCK 65536 /* bytes of recorded HTTP headers */
@@ -635,8 +473,14 @@ cli_replay_one(const struct cli_replay_opts *o, struct cli_replay_client *c,
 		goto out;
 	}
 	cli_replay_outcome_parse(a, &ans, &out);
-	(void)printf("%s: HTTP %ld %s\n", path, ans.status,
-		     cli_replay_outcome_str(a, &out));
+	/* an eb:Error: each one's code, short description and description */
+	(void)printf("%s: HTTP %ld %s%s\n", path, ans.status,
+		     out.kind == CLI_REPLAY_ERROR && out.errors != NULL
+			 ? "error "
+			 : cli_replay_outcome_str(a, &out),
+		     out.kind == CLI_REPLAY_ERROR && out.errors != NULL
+			 ? out.errors
+			 : "");
 	if (o->verbose) {
 		(void)fwrite(ans.body.data, 1, ans.body.len, stdout);
 		if (ans.body.len > 0 && ans.body.data[ans.body.len - 1] != '\n')

@@ -243,15 +243,16 @@ cli_keep_fixed(const struct conf *old, struct conf *c, struct buf *names)
 	return 0;
 }
 
-/* Start the background purge for c; a failure is logged, not fatal. */
+/* Start the background purge for c on the schedule *sched (kept across
+ * reloads); a failure is logged, not fatal. */
 static struct retention_thread *
-cli_purge_start(const struct conf *c)
+cli_purge_start(const struct conf *c, struct retention_schedule *sched)
 {
 	struct retention_thread *rt = NULL;
 	struct err err = {0};
 	char line[512];
 
-	if (retention_start(c, &rt, &err) == -1) {
+	if (retention_start(c, sched, &rt, &err) == -1) {
 		cli_oneline(err.msg, line, sizeof(line));
 		log_msg(LOG_ERROR, "background purge not started: %s", line);
 		return NULL;
@@ -293,12 +294,14 @@ cli_reload_build(const struct cli_opts *o, const struct conf *cur,
 
 /*
  * SIGHUP: load and check the configuration again; swap it in only when
- * valid (requests in flight finish on the old one).  The purge thread
- * reads the conf, so it stops before the swap and starts again after.
+ * valid (requests being processed finish on the old one).  The purge
+ * thread reads the conf, so it stops before the swap and starts again
+ * after, on the same schedule: a reload does not put the next run off.
  */
 static void
 cli_reload(const struct cli_opts *o, struct http_server *srv,
-    const struct conf **cur, struct retention_thread **rt)
+    const struct conf **cur, struct retention_thread **rt,
+    struct retention_schedule *sched)
 {
 	struct conf *c;
 	struct gateway *gw;
@@ -320,7 +323,7 @@ cli_reload(const struct cli_opts *o, struct http_server *srv,
 		    "(%zu P-Mode legs)", o->config, c->n_legs);
 		cli_replay_warning(c);
 	}
-	*rt = cli_purge_start(*cur);
+	*rt = cli_purge_start(*cur, sched);
 }
 
 /* Bytes from which glibc malloc maps a block of its own (returned at free),
@@ -351,12 +354,14 @@ cli_malloc_tune(void)
 /* Serve until SIGTERM/SIGINT, reloading on SIGHUP; then drain and stop. */
 static void
 cli_serve_loop(const struct cli_opts *o, struct http_server *srv,
-    const struct conf *cur, struct retention_thread *rt, const sigset_t *set)
+    const struct conf *cur, const sigset_t *set)
 {
+	struct retention_schedule sched = {0};
+	struct retention_thread *rt = cli_purge_start(cur, &sched);
 	int sig;
 
 	while ((sig = cli_wait_signal(set)) == SIGHUP)
-		cli_reload(o, srv, &cur, &rt);
+		cli_reload(o, srv, &cur, &rt, &sched);
 	log_msg(LOG_INFO, "signal %d: draining requests in flight", sig);
 	retention_stop(rt);
 	http_stop(srv, cur->limits.request_deadline_s * 1000);
@@ -402,7 +407,7 @@ cli_serve(int argc, char **argv)
 	    http_port(srv), c->http_path,
 	    strncmp(c->store_dsn, "sqlite:", 7) == 0 ? c->store_dsn : "postgresql",
 	    c->n_legs);
-	cli_serve_loop(&o, srv, c, cli_purge_start(c), &set);
+	cli_serve_loop(&o, srv, c, &set);
 	return 0;
 out:
 	gateway_free(gw);

@@ -4,7 +4,8 @@
 #include <signal.h>
 
 static const struct cli_cmd main_cmds[] = {
-	{"serve", cli_serve, "serve -c FILE [--listen HOST:PORT] [--db DSN]   run the gateway", 0},
+	{"serve", cli_serve, "serve -c FILE [--listen HOST:PORT] [--db DSN] [--verify-at INSTANT]   run the gateway\n"
+	    "        --verify-at: judge certificates and timestamps as of INSTANT, to replay recorded traffic (never in production)", 0},
 	{"push", cli_client_exec, "push --url URL [options] --payload FILE...   send a UserMessage", 1},
 	{"replay", cli_client_exec, "replay --url URL FILE...   post recorded messages unchanged", 1},
 	{"pmode-check", cli_pmode_check, "pmode-check -c FILE   validate a config, list P-Mode legs", 0},

@@ -1,4 +1,4 @@
-#include "http.h"
+#include "http_int.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -22,59 +22,8 @@
 #define HTTP_TLS_PRIORITIES \
 	"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"
 
-/* One store connection per worker thread, opened on first use. */
-struct http_store_slot {
-	struct http_store_slot *next;
-	struct store *store;
-};
-
-/*
- * One configuration generation: the conf and the gateway built from it.
- * The server holds one reference to the current generation, every request
- * one to the generation it started on; the last reference frees both.
- */
-struct http_gen {
-	struct conf *conf;
-	struct gateway *gw;
-	int refs;                  /* under http_server.gen_lock */
-};
-
-struct http_server {
-	struct MHD_Daemon *daemon;
-	pthread_mutex_t gen_lock;
-	struct http_gen *gen;      /* current; new requests take it */
-	struct conf_limits limits; /* fixed at start, like the daemon's options */
-	char *store_dsn;           /* fixed at start: the worker connections' */
-	struct http_guard *guard;
-	atomic_int inflight;
-	atomic_int stopping;       /* set by http_stop: answers close the connection */
-	pthread_key_t store_key;
-	pthread_mutex_t slots_lock;
-	struct http_store_slot *slots;
-	char *tls_cert_pem, *tls_key_pem;
-	int port;
-};
-
-/* Per request state, from the first access-handler call to completion. */
-struct http_req {
-	struct http_server *srv;
-	struct http_gen *gen;
-	struct http_guard_conn *gc;
-	struct arena *arena;
-	struct buf body;
-	int64_t start_ms;
-	int refused;               /* refused before the body ended */
-	int late;                  /* began after the drain started: not processed */
-	const char *refusal;       /* why (for the log when it could not be sent) */
-	char id[37];
-	char peer[INET6_ADDRSTRLEN];
-	const char *method, *path;
-	int status;
-	const char *outcome;
-};
-
 /* Take a reference to the current generation. */
-static struct http_gen *
+struct http_gen *
 http_gen_get(struct http_server *srv)
 {
 	struct http_gen *g;
@@ -88,7 +37,7 @@ http_gen_get(struct http_server *srv)
 
 /* Drop a reference; the last one frees the generation (gateway first: it
  * borrows the conf).  Accepts NULL. */
-static void
+void
 http_gen_put(struct http_server *srv, struct http_gen *g)
 {
 	int last;
@@ -108,7 +57,7 @@ http_gen_put(struct http_server *srv, struct http_gen *g)
 /* The calling worker's store connection, opened on first use; NULL if the
  * store cannot be opened now (the request then gets 503 and the next one
  * tries again). */
-static struct store *
+struct store *
 http_store(struct http_server *srv, struct err *err)
 {
 	struct http_store_slot *slot = pthread_getspecific(srv->store_key);
@@ -160,7 +109,7 @@ http_queue(struct MHD_Connection *conn, struct http_req *r, int status,
 }
 
 /* Queue a response with a copy of body; 0 ok, -1 failed. */
-static int
+int
 http_respond(struct MHD_Connection *conn, struct http_req *r, int status,
     const char *ctype, const void *body, size_t len, int retry_after)
 {
@@ -173,7 +122,8 @@ http_respond(struct MHD_Connection *conn, struct http_req *r, int status,
 	return http_queue(conn, r, status, resp, ctype, retry_after);
 }
 
-static int
+/* A text/plain answer. */
+int
 http_respond_text(struct MHD_Connection *conn, struct http_req *r, int status,
     const char *text)
 {
@@ -235,7 +185,7 @@ http_respond_mid_fault(struct MHD_Connection *conn, struct http_req *r,
 #endif
 
 /* Queue the pipeline's answer (fault builds: through http.mid-response). */
-static int
+int
 http_respond_answer(struct MHD_Connection *conn, struct http_req *r,
     const struct gateway_answer *ans, int is_new)
 {
@@ -312,7 +262,8 @@ http_req_new(struct http_server *srv, struct MHD_Connection *conn,
 	r->start_ms = clock_mono_ms();
 	r->body.limit = srv->limits.max_body_bytes;
 	r->method = arena_strdup(r->arena, method);
-	r->path = arena_strndup(r->arena, url, strnlen(url, 200));
+	/* at most 200 bytes, cut between characters (issue 10 item 7) */
+	r->path = arena_strndup(r->arena, url, buf_utf8_prefix(url, 200));
 	if (codec_uuid(r->id) == -1)
 		(void)snprintf(r->id, sizeof(r->id), "no-id");
 	http_guard_peer(conn, r->gen->conf, r->peer, sizeof(r->peer));
@@ -325,125 +276,6 @@ http_req_new(struct http_server *srv, struct MHD_Connection *conn,
 	r->late = atomic_load(&srv->stopping);
 	metrics_inflight(1);
 	return r;
-}
-
-/*
- * Refuse a POST before its body is read to the end (413, 408).  Only on the
- * first call (head just read) can libmicrohttpd 0.9.75 queue an answer: in
- * the middle of the body MHD_queue_response() fails, the access handler
- * returns MHD_NO and the connection is closed without one; the log line then
- * says so (http_completed_log).
- */
-static int
-http_refuse(struct MHD_Connection *conn, struct http_req *r, int status,
-    const char *why)
-{
-	char text[96];
-
-	r->refused = 1;
-	r->refusal = why;
-	r->outcome = "error";
-	buf_free(&r->body);
-	metrics_message("error", NULL, status);
-	(void)snprintf(text, sizeof(text), "%s\n", why);
-	return http_respond_text(conn, r, status, text);
-}
-
-/* First call for a POST: refuse a declared body over the cap before reading it. */
-static int
-http_post_begin(struct MHD_Connection *conn, struct http_req *r)
-{
-	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-	    MHD_HTTP_HEADER_CONTENT_LENGTH);
-	unsigned long long n;
-	char *end;
-
-	if (cl == NULL)
-		return 0;
-	errno = 0;
-	n = strtoull(cl, &end, 10);
-	if (errno != 0 || *end != '\0' || n > r->body.limit)
-		return http_refuse(conn, r, 413, "request body too large");
-	return 0;
-}
-
-/* A chunk of body: keep it within the cap and the request deadline. */
-static int
-http_post_chunk(struct MHD_Connection *conn, struct http_req *r,
-    const char *data, size_t len)
-{
-	int64_t deadline = (int64_t)r->srv->limits.request_deadline_s * 1000;
-
-	if (r->refused)
-		return 0;
-	if (clock_mono_ms() - r->start_ms > deadline)
-		return http_refuse(conn, r, 408, "request deadline exceeded");
-	if (buf_append(&r->body, data, len) == -1)
-		return http_refuse(conn, r, 413, "request body too large");
-	return 0;
-}
-
-/* The request line of a finished push. */
-static void
-http_post_log(const struct http_req *r, const struct gateway_answer *ans,
-    const struct err *serr)
-{
-	struct log_request lr = {0};
-
-	lr.request_id = r->id;
-	lr.peer = r->peer;
-	lr.method = r->method;
-	lr.path = r->path;
-	lr.status = ans->status;
-	lr.message_id = ans->message_id;
-	lr.from_party = ans->from_party;
-	lr.pmode = ans->pmode;
-	lr.outcome = ans->outcome;
-	lr.replayed = ans->replayed;
-	lr.ebms_code = ans->ebms_code;
-	lr.error = ans->err.kind != ERR_NONE ? ans->err.msg : NULL;
-	lr.detail = ans->err.detail[0] != '\0' ? ans->err.detail :
-	    (serr->kind != ERR_NONE ? serr->msg : NULL);
-	lr.bytes_in = (int64_t)r->body.len;
-	lr.ms = clock_mono_ms() - r->start_ms;
-	log_request(&lr);
-}
-
-/* The whole body is in: run the AS4 pipeline and answer. */
-static int
-http_post_end(struct MHD_Connection *conn, struct http_req *r)
-{
-	struct gateway_request greq = {0};
-	struct gateway_answer ans;
-	struct err serr = {0};
-	int rc, is_new;
-
-	if (r->late) {
-		/* nothing stored: the partner retries, on another instance or
-		 * after the restart */
-		r->outcome = "draining";
-		return http_respond(conn, r, 503, "text/plain; charset=utf-8",
-		    "shutting down\n", 14, 1);
-	}
-	greq.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-	    MHD_HTTP_HEADER_CONTENT_TYPE);
-	greq.body = (const unsigned char *)(r->body.data != NULL ? r->body.data : "");
-	greq.len = r->body.len;
-	greq.peer = r->peer;
-	(void)gateway_receive(r->gen->gw, http_store(r->srv, &serr), r->arena,
-	    &greq, &ans);
-	is_new = ans.outcome != NULL && strcmp(ans.outcome, "new") == 0;
-	/* fault point: committed, the partner has not been answered */
-	if (is_new)
-		fault_point("http.after-commit");
-	rc = http_respond_answer(conn, r, &ans, is_new);
-	r->outcome = "logged";
-	metrics_message(ans.outcome, ans.ebms_code, ans.status);
-	if (ans.status == 503)
-		metrics_store_error();
-	http_post_log(r, &ans, &serr);
-	buf_free(&ans.body);
-	return rc;
 }
 
 /* GET routes besides the AS4 path. */
@@ -463,6 +295,8 @@ http_route_get(struct MHD_Connection *conn, struct http_req *r,
 	return http_respond_text(conn, r, 404, "not found\n");
 }
 
+/* Route one access-handler call: the AS4 push, the GET endpoints, or a
+ * refusal. */
 static enum MHD_Result
 http_route(struct MHD_Connection *conn, struct http_req *r, const char *url,
     const char *method, const char *data, size_t *data_size, int first)
@@ -470,18 +304,12 @@ http_route(struct MHD_Connection *conn, struct http_req *r, const char *url,
 	const struct conf *c = r->gen->conf;
 	int rc = 0;
 
-	if (strcmp(url, c->http_path) == 0) {
-		if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
-			r->outcome = "error";
-			rc = http_respond_text(conn, r, 405, "method not allowed\n");
-		} else if (first) {
-			rc = http_post_begin(conn, r);
-		} else if (*data_size > 0) {
-			rc = http_post_chunk(conn, r, data, *data_size);
-			*data_size = 0;
-		} else if (!r->refused) {
-			rc = http_post_end(conn, r);
-		}
+	if (strcmp(url, c->http_path) == 0 &&
+	    strcmp(method, MHD_HTTP_METHOD_POST) == 0) {
+		rc = http_post(conn, r, url, data, data_size, first);
+	} else if (strcmp(url, c->http_path) == 0) {
+		r->outcome = "error";
+		rc = http_respond_text(conn, r, 405, "method not allowed\n");
 	} else if (strcmp(method, "GET") == 0) {
 		rc = http_route_get(conn, r, url);
 	} else {
@@ -492,6 +320,20 @@ http_route(struct MHD_Connection *conn, struct http_req *r, const char *url,
 	return rc == 0 ? MHD_YES : MHD_NO;
 }
 
+/* 1 when the request is the AS4 push (its body is the pipeline's). */
+static int
+http_is_push(const struct http_req *r, const char *url, const char *method)
+{
+	return strcmp(url, r->gen->conf->http_path) == 0 &&
+	    strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+}
+
+/*
+ * Every other request that comes with a body is answered once that body
+ * has been read and dropped (up to maxBodyBytes; http_body_to_discard): a
+ * proxy still sending it would otherwise see a broken connection, an
+ * upstream error, and count it against the instance (issue 10 item 9a).
+ */
 static enum MHD_Result
 http_access(void *cls, struct MHD_Connection *conn, const char *url,
     const char *method, const char *version, const char *data,
@@ -506,6 +348,21 @@ http_access(void *cls, struct MHD_Connection *conn, const char *url,
 		if (r == NULL)
 			return MHD_NO;
 		*con_cls = r;
+		if (!http_is_push(r, url, method) &&
+		    http_body_to_discard(conn, r)) {
+			r->discard = 1;
+			return MHD_YES;
+		}
+		return http_route(conn, r, url, method, data, data_size, 1);
+	}
+	if (r->discard && *data_size > 0) {
+		if (http_discard(r, *data_size) == -1)
+			return MHD_NO;
+		*data_size = 0;
+		return MHD_YES;
+	}
+	if (r->discard) {
+		r->discard = 0;
 		return http_route(conn, r, url, method, data, data_size, 1);
 	}
 	if (r->status != 0 && !r->refused) {
@@ -543,7 +400,7 @@ http_completed_log(const struct http_req *r, enum MHD_RequestTerminationCode toe
 		lr.error = toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ?
 		    "connection timed out" : "connection closed";
 	}
-	lr.bytes_in = (int64_t)r->body.len;
+	lr.bytes_in = (int64_t)(r->body.len + r->discarded);
 	lr.ms = ms;
 	if (strcmp(lr.outcome, "health") != 0 && strcmp(lr.outcome, "ready") != 0 &&
 	    strcmp(lr.outcome, "metrics") != 0)

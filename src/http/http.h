@@ -31,9 +31,10 @@ int http_port(const struct http_server *srv);
 
 /*
  * Reload: new requests use conf/gw (gw built from conf; P-Modes,
- * certificates, trusted proxies, path) from now on; requests in flight
- * finish on the previous pair, which is freed when its last request
- * completes.  The server owns conf and gw from this call on.  What is fixed
+ * certificates, trusted proxies, path) from now on, and so does every push
+ * whose body is not complete yet (the configuration is bound again when it
+ * is: issue 10 item 9c); pushes being processed finish on the previous
+ * pair, which is freed when its last request completes.  The server owns conf and gw from this call on.  What is fixed
  * at start keeps its start value whatever conf says: listen address, TLS
  * files, threads, limits and store DSN (the caller warns about those).
  * Call from one thread at a time (the signal loop).  0 ok; -1 out of

@@ -52,6 +52,8 @@ static atomic_llong metrics_dur_sum_ms;
 static atomic_llong metrics_inflight_n;
 static atomic_llong metrics_store_errs;
 static atomic_llong metrics_purged_n, metrics_purge_kept, metrics_purge_runs;
+static atomic_llong metrics_purge_interval_s, metrics_purge_since_ms;
+static atomic_llong metrics_purge_ok_ms;
 static atomic_llong metrics_inbox = -1, metrics_ready = -1, metrics_claimed = -1;
 static atomic_llong metrics_reload_ok, metrics_reload_failed;
 static atomic_llong metrics_start_ms;
@@ -81,6 +83,9 @@ metrics_reset(void)
 	atomic_store(&metrics_purged_n, 0);
 	atomic_store(&metrics_purge_kept, 0);
 	atomic_store(&metrics_purge_runs, 0);
+	atomic_store(&metrics_purge_interval_s, 0);
+	atomic_store(&metrics_purge_since_ms, 0);
+	atomic_store(&metrics_purge_ok_ms, 0);
 	atomic_store(&metrics_reload_ok, 0);
 	atomic_store(&metrics_reload_failed, 0);
 	atomic_store(&metrics_start_ms, 0);
@@ -157,6 +162,35 @@ metrics_purged(size_t purged, size_t kept_undelivered)
 	atomic_fetch_add(&metrics_purged_n, (long long)purged);
 	atomic_store(&metrics_purge_kept, (long long)kept_undelivered);
 	atomic_fetch_add(&metrics_purge_runs, 1);
+}
+
+/* The background purge's interval and the start of its schedule. */
+void
+metrics_purge_schedule(unsigned interval_s, int64_t since_ms)
+{
+	atomic_store(&metrics_purge_interval_s, (long long)interval_s);
+	atomic_store(&metrics_purge_since_ms, (long long)since_ms);
+}
+
+/* purge_last_success_timestamp_seconds = at_ms. */
+void
+metrics_purge_ok(int64_t at_ms)
+{
+	atomic_store(&metrics_purge_ok_ms, (long long)at_ms);
+}
+
+/* 1 when the background purge has not succeeded for two intervals (issue
+ * 10 item 9b: a purge that silently never runs). */
+static long long
+metrics_purge_overdue(void)
+{
+	long long interval = atomic_load(&metrics_purge_interval_s);
+	long long ok = atomic_load(&metrics_purge_ok_ms);
+	long long ref = ok != 0 ? ok : atomic_load(&metrics_purge_since_ms);
+
+	if (interval <= 0 || ref <= 0)
+		return 0;
+	return clock_epoch_ms() - ref > 2 * interval * 1000 ? 1 : 0;
 }
 
 /* config_reloads_total{result="ok"} or {result="failed"} + 1. */
@@ -288,6 +322,23 @@ metrics_render_requests(struct buf *out)
 	return 0;
 }
 
+/* When the background purge last succeeded, and whether it is overdue. */
+static int
+metrics_purge_render(struct buf *out)
+{
+	long long ok = atomic_load(&metrics_purge_ok_ms);
+
+	if (metrics_head(out, "purge_last_success_timestamp_seconds", "gauge",
+	    "End of the last successful background purge run, seconds since "
+	    "the epoch (0: none yet).") == -1 ||
+	    buf_printf(out, "as4gw_purge_last_success_timestamp_seconds "
+	    "%lld.%03lld\n", ok / 1000, ok % 1000) == -1)
+		return -1;
+	return metrics_one(out, "purge_overdue", "gauge",
+	    "1 when the background purge has not succeeded for two "
+	    "intervalSeconds.", metrics_purge_overdue());
+}
+
 /* Purge counters and the store gauges (omitted while unknown). */
 static int
 metrics_render_store(struct buf *out)
@@ -304,7 +355,8 @@ metrics_render_store(struct buf *out)
 	    atomic_load(&metrics_purge_kept)) == -1 ||
 	    metrics_one(out, "purge_runs_total", "counter",
 	    "Retention purge runs finished.",
-	    atomic_load(&metrics_purge_runs)) == -1)
+	    atomic_load(&metrics_purge_runs)) == -1 ||
+	    metrics_purge_render(out) == -1)
 		return -1;
 	if (inbox >= 0 && metrics_one(out, "inbox_messages", "gauge",
 	    "Inbox rows (an estimate on PostgreSQL).", inbox) == -1)

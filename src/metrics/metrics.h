@@ -11,6 +11,7 @@
  *   requests_in_flight                                           gauge
  *   store_errors_total                                           counter
  *   purged_total / purge_kept_undelivered / purge_runs_total     counter/gauge/counter
+ *   purge_last_success_timestamp_seconds / purge_overdue         gauges
  *   inbox_messages / delivery_ready / delivery_claimed           gauges (set at scrape)
  *   config_reloads_total{result="ok|failed"}                     counter
  *   start_time_seconds                                           gauge
@@ -44,6 +45,17 @@ void metrics_store_error(void);
 
 /* A purge run finished: rows deleted, rows kept because undelivered. */
 void metrics_purged(size_t purged, size_t kept_undelivered);
+
+/*
+ * The background purge of `serve` runs every interval_s seconds (0: not in
+ * this process) on a schedule that began at since_ms (epoch).  With
+ * metrics_purge_ok(), what purge_overdue is judged on: no successful run
+ * for more than two intervals since the last one, or since since_ms.
+ */
+void metrics_purge_schedule(unsigned interval_s, int64_t since_ms);
+
+/* A background purge run succeeded at at_ms (epoch). */
+void metrics_purge_ok(int64_t at_ms);
 
 /* A SIGHUP reload: ok 1 swapped in, 0 refused. */
 void metrics_reload(int ok);

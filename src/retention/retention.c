@@ -20,6 +20,7 @@
 
 struct retention_thread {
 	const struct conf *c;
+	struct retention_schedule *sched;
 	pthread_t tid;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;           /* signalled by retention_stop() */
@@ -119,8 +120,10 @@ retention_purge(struct store *s, const struct conf *c, int64_t now_ms,
 		/* the same undelivered rows are seen again by every batch */
 		if (kept > run.kept)
 			run.kept = kept;
-		if (purged < p.batch)
+		if (purged < p.batch) {
+			run.complete = 1;
 			break;
+		}
 	}
 	rc = 0;
 out:
@@ -130,6 +133,7 @@ out:
 		ret->purged += run.purged;
 		ret->kept += run.kept;
 		ret->batches += run.batches;
+		ret->complete = run.complete;
 	}
 	free(ids);
 	free(cutoffs);
@@ -139,19 +143,20 @@ out:
 /* ---- the background thread of `serve` --------------------------------- */
 
 /*
- * Wait up to c->purge_interval_s or until retention_stop(); 1 when it is
- * time for a run, 0 when stopping.
+ * Wait until the schedule's next run is due or until retention_stop(); 1
+ * when it is time for a run, 0 when stopping.
  */
 static int
 retention_wait(struct retention_thread *t)
 {
+	int64_t due = t->sched->next_mono_ms;
 	struct timespec until;
 	int run = 1;
 
-	(void)clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += (time_t)t->c->purge_interval_s;
+	until.tv_sec = (time_t)(due / 1000);
+	until.tv_nsec = (long)(due % 1000) * 1000000L;
 	(void)pthread_mutex_lock(&t->mu);
-	while (!atomic_load(&t->stop)) {
+	while (!atomic_load(&t->stop) && clock_mono_ms() < due) {
 		if (pthread_cond_timedwait(&t->cv, &t->mu, &until) == ETIMEDOUT)
 			break;
 	}
@@ -161,8 +166,37 @@ retention_wait(struct retention_thread *t)
 	return run;
 }
 
-/* One scheduled run: (re)open the store if needed, purge, log one line. */
+/* Seconds since the last successful run (or the first start) when that is
+ * more than two intervals ago, else 0. */
+static int64_t
+retention_overdue_s(const struct retention_thread *t)
+{
+	const struct retention_schedule *s = t->sched;
+	int64_t ref = s->last_ok_ms != 0 ? s->last_ok_ms : s->since_ms;
+	int64_t ago = (clock_epoch_ms() - ref) / 1000;
+
+	return ago > 2 * (int64_t)t->c->purge_interval_s ? ago : 0;
+}
+
+/* A run that failed (its line logged): reconnect next time; say so louder
+ * once overdue. */
 static void
+retention_failed(struct retention_thread *t, int store_error)
+{
+	int64_t overdue = retention_overdue_s(t);
+
+	if (store_error)
+		metrics_store_error();
+	if (overdue > 0)
+		log_msg(LOG_WARN, "purge overdue: no successful run for %lld s "
+		    "(intervalSeconds %u)", (long long)overdue,
+		    t->c->purge_interval_s);
+	store_close(t->s); /* reconnect on the next run */
+	t->s = NULL;
+}
+
+/* One scheduled run: (re)open the store if needed, purge, log one line. */
+static int
 retention_run(struct retention_thread *t)
 {
 	struct retention_counts n = {0};
@@ -171,34 +205,40 @@ retention_run(struct retention_thread *t)
 
 	if (t->s == NULL && store_open(t->c->store_dsn, &t->s, &err) == -1) {
 		t->s = NULL;
-		metrics_store_error();
 		log_msg(LOG_WARN, "purge: could not open the store: %s",
 		    err.msg);
-		return;
+		retention_failed(t, 1);
+		return -1;
 	}
 	if (retention_purge(t->s, t->c, clock_epoch_ms(), RETENTION_PAUSE_MS,
 	    &t->stop, &n, &err) == -1) {
-		if (err.kind == ERR_STORE)
-			metrics_store_error();
 		log_msg(LOG_WARN, "purge failed after %zu rows in %zu "
 		    "batches: %s", n.purged, n.batches, err.msg);
-		store_close(t->s); /* reconnect on the next run */
-		t->s = NULL;
-		return;
+		retention_failed(t, err.kind == ERR_STORE);
+		return -1;
 	}
+	if (!n.complete)
+		return 1;       /* stopped between batches: due again at restart */
+	t->sched->last_ok_ms = clock_epoch_ms();
+	metrics_purge_ok(t->sched->last_ok_ms);
 	log_msg(LOG_INFO, "purge: purged %zu, kept %zu undelivered in %zu "
 	    "batches (%lld ms)", n.purged, n.kept, n.batches,
 	    (long long)(clock_mono_ms() - started));
+	return 0;
 }
 
-/* The thread: wait an interval, run, until stopped. */
+/* The thread: wait until due, run, schedule the next run, until stopped. */
 static void *
 retention_main(void *arg)
 {
 	struct retention_thread *t = arg;
 
-	while (retention_wait(t))
-		retention_run(t);
+	while (retention_wait(t)) {
+		if (retention_run(t) == 1)
+			break;
+		t->sched->next_mono_ms = clock_mono_ms() +
+		    (int64_t)t->c->purge_interval_s * 1000;
+	}
 	return NULL;
 }
 
@@ -222,21 +262,39 @@ retention_sync_init(struct retention_thread *t)
 	return rc;
 }
 
+/* Carry *s over to c: a first start, or a restart after a reload. */
+static void
+retention_schedule_init(struct retention_schedule *s, const struct conf *c)
+{
+	int64_t at = clock_mono_ms() + (int64_t)c->purge_interval_s * 1000;
+
+	if (s->since_ms == 0) {
+		s->since_ms = clock_epoch_ms();
+		s->next_mono_ms = at;
+	} else if (s->next_mono_ms > at) {
+		s->next_mono_ms = at;   /* the interval got shorter */
+	}
+}
+
 /* Start the background purge thread of `serve` (retention.h). */
 int
-retention_start(const struct conf *c, struct retention_thread **ret,
-    struct err *err)
+retention_start(const struct conf *c, struct retention_schedule *sched,
+    struct retention_thread **ret, struct err *err)
 {
 	struct retention_thread *t;
 
+	*ret = NULL;
 	if (c->purge_interval_s == 0) {
-		*ret = NULL;
+		metrics_purge_schedule(0, 0);
 		return 0;
 	}
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	t->c = c;
+	t->sched = sched;
 	atomic_init(&t->stop, 0);
+	retention_schedule_init(sched, c);
+	metrics_purge_schedule(c->purge_interval_s, sched->since_ms);
 	if (retention_sync_init(t) == -1) {
 		free(t);
 		return err_set(err, ERR_INTERNAL, NULL,

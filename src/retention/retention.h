@@ -31,6 +31,7 @@ struct retention_counts {
 	size_t purged;       /* inbox rows deleted */
 	size_t kept;         /* past retention but kept: not delivered yet */
 	size_t batches;      /* transactions run */
+	int complete;        /* the last batch came back short: nothing left */
 };
 
 /*
@@ -41,7 +42,8 @@ struct retention_counts {
  * Adds to *ret (zero it first; may be NULL) also on failure, what the
  * committed batches did; kept is the largest count of one batch (every
  * batch sees the same undelivered rows).  Reports the run to
- * metrics_purged().  0 ok, -1 err.
+ * metrics_purged(); ret->complete is 1 when the run ended with a short
+ * batch (nothing left), 0 when *stop cut it short.  0 ok, -1 err.
  */
 int retention_purge(struct store *s, const struct conf *c, int64_t now_ms,
     unsigned pause_ms, const atomic_int *stop, struct retention_counts *ret,
@@ -50,14 +52,33 @@ int retention_purge(struct store *s, const struct conf *c, int64_t now_ms,
 struct retention_thread;
 
 /*
+ * The schedule of the background purge.  Its owner (`serve`) keeps it
+ * across reloads, which stop the thread and start it again on the new
+ * configuration: the next run stays due when it was instead of being put
+ * off by a whole interval at every SIGHUP (issue 10 item 9b).  Zero it
+ * before the first retention_start(); while a thread runs, only the
+ * thread writes it.
+ */
+struct retention_schedule {
+	int64_t since_ms;      /* epoch ms of the first start; 0 = not started */
+	int64_t next_mono_ms;  /* clock_mono_ms() at which the next run is due */
+	int64_t last_ok_ms;    /* epoch ms of the last successful run; 0 = none */
+};
+
+/*
  * Start the background purge of `serve`: a thread with its own store
  * connection (opened from c->store_dsn, reopened after errors) that runs
- * retention_purge() every c->purge_interval_s seconds, first after one
- * interval; logs one line per run.  c must outlive the thread.  With
- * purge_interval_s 0, *ret = NULL and nothing starts (0 returned).
+ * retention_purge() every c->purge_interval_s seconds on *sched: first one
+ * interval after the first start, then one interval after each run; a run
+ * cut short by retention_stop() is due again at once, and a shorter
+ * interval after a reload takes effect now.  Logs one line per run, and a
+ * warning while no run has succeeded for two intervals; reports the
+ * schedule to metrics_purge_schedule().  c and sched must outlive the
+ * thread.  With purge_interval_s 0, *ret = NULL and nothing starts (0
+ * returned).
  */
-int retention_start(const struct conf *c, struct retention_thread **ret,
-    struct err *err);
+int retention_start(const struct conf *c, struct retention_schedule *sched,
+    struct retention_thread **ret, struct err *err);
 
 /* Stop (interrupting a run between batches) and join; accepts NULL. */
 void retention_stop(struct retention_thread *t);

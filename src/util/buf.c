@@ -66,15 +66,74 @@ buf_printf(struct buf *b, const char *fmt, ...)
 	return 0;
 }
 
+/*
+ * Length of the well-formed UTF-8 sequence at p (RFC 3629 4: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0 when p does not
+ * start one (a stray continuation byte, a lead byte without its
+ * continuations -- a NUL ends the string first -- 0xc0, 0xc1, 0xf5-0xff).
+ */
+static size_t
+buf_utf8_len(const unsigned char *p)
+{
+	unsigned c = p[0];
+	size_t n, i;
+	unsigned lo = 0x80, hi = 0xbf;
+
+	if (c < 0x80)
+		return 1;
+	if (c < 0xc2 || c > 0xf4)
+		return 0;
+	n = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+	if (c == 0xe0)
+		lo = 0xa0;      /* overlong */
+	else if (c == 0xed)
+		hi = 0x9f;      /* surrogates */
+	else if (c == 0xf0)
+		lo = 0x90;      /* overlong */
+	else if (c == 0xf4)
+		hi = 0x8f;      /* above U+10FFFF */
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* The longest prefix of s of at most max bytes that ends on a character
+ * boundary (see buf.h). */
+size_t
+buf_utf8_prefix(const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t at = 0, n;
+
+	while (at < max && p[at] != '\0') {
+		n = buf_utf8_len(p + at);
+		if (n == 0)
+			n = 1;          /* an invalid byte is a character of its own */
+		if (at + n > max)
+			break;
+		at += n;
+	}
+	return at;
+}
+
+/* JSON text is UTF-8 (RFC 8259 8.1): well-formed sequences are copied,
+ * every byte that is not part of one becomes U+FFFD (Unicode 15, 3.9
+ * "U+FFFD Substitution of Maximal Subparts" in its simplest form: one per
+ * byte); control characters and DEL are escaped. */
 int
 buf_json_escape(struct buf *b, const char *s)
 {
 	const unsigned char *p;
 	char esc[8];
+	size_t n;
 
-	for (p = (const unsigned char *)s; *p != '\0'; p++) {
+	for (p = (const unsigned char *)s; *p != '\0'; p += n) {
 		const char *out = NULL;
 
+		n = 1;
 		switch (*p) {
 		case '"': out = "\\\""; break;
 		case '\\': out = "\\\\"; break;
@@ -85,9 +144,12 @@ buf_json_escape(struct buf *b, const char *s)
 			if (*p < 0x20 || *p == 0x7f) {
 				(void)snprintf(esc, sizeof(esc), "\\u%04x", *p);
 				out = esc;
+			} else if (*p >= 0x80 && (n = buf_utf8_len(p)) == 0) {
+				n = 1;
+				out = "\\ufffd";
 			}
 		}
-		if (out != NULL ? buf_puts(b, out) : buf_append(b, p, 1))
+		if (out != NULL ? buf_puts(b, out) : buf_append(b, p, n))
 			return -1;
 	}
 	return 0;

@@ -20,8 +20,13 @@ int buf_append(struct buf *b, const void *p, size_t len);
 int buf_puts(struct buf *b, const char *s);
 int buf_printf(struct buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Append s with JSON string escaping (no surrounding quotes). */
+/* Append s with JSON string escaping (no surrounding quotes); the result
+ * is always valid UTF-8: a byte of s that is not part of a well-formed
+ * UTF-8 sequence is written as \ufffd (the replacement character). */
 int buf_json_escape(struct buf *b, const char *s);
+/* The length of the longest prefix of s (NUL-terminated) of at most max
+ * bytes that does not end inside a UTF-8 character: where to cut s. */
+size_t buf_utf8_prefix(const char *s, size_t max);
 /* Append s with XML text/attribute escaping (& < > " '). */
 int buf_xml_escape(struct buf *b, const char *s);
 void buf_reset(struct buf *b);

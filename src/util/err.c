@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
+
 void
 err_clear(struct err *err)
 {
@@ -21,6 +23,8 @@ err_vformat(struct err *err, const char *fmt, va_list ap)
 
 	if (n < 0)
 		err->msg[0] = '\0';
+	else if ((size_t)n >= sizeof(err->msg)) /* cut: not inside a character */
+		err->msg[buf_utf8_prefix(err->msg, sizeof(err->msg) - 1)] = '\0';
 }
 
 int
@@ -76,6 +80,7 @@ err_detail(struct err *err, const char *fmt, ...)
 {
 	size_t used;
 	va_list ap;
+	int n;
 
 	if (err == NULL)
 		return;
@@ -88,8 +93,11 @@ err_detail(struct err *err, const char *fmt, ...)
 		err->detail[used] = '\0';
 	}
 	va_start(ap, fmt);
-	(void)vsnprintf(err->detail + used, sizeof(err->detail) - used, fmt, ap);
+	n = vsnprintf(err->detail + used, sizeof(err->detail) - used, fmt, ap);
 	va_end(ap);
+	if (n >= 0 && (size_t)n >= sizeof(err->detail) - used)
+		err->detail[used + buf_utf8_prefix(err->detail + used,
+		    sizeof(err->detail) - used - 1)] = '\0';
 }
 
 const char *

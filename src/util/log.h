@@ -1,7 +1,9 @@
 /*
  * log — one JSON object per line on stderr (or a file).  Only the request
  * pipeline and the daemon's start/stop code log; libraries return struct err.
- * Never pass payloads or key material.
+ * Never pass payloads or key material.  Every line is valid UTF-8 whatever
+ * the strings hold: fields go through buf_json_escape(), which writes bytes
+ * outside well-formed UTF-8 as U+FFFD (issue 10 item 7).
  */
 #ifndef AS4GW_LOG_H
 #define AS4GW_LOG_H

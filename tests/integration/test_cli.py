@@ -339,6 +339,29 @@ def test_replay_expect_exit_codes(gateway, tmp_path):
     assert gateway.store.totals() == (1, 0, 1)
 
 
+def test_replay_prints_each_error_code_short_description_and_description(gateway, tmp_path):
+    """Issue 10 item 12: per file, every eb:Error's code, shortDescription
+    and Description (and ErrorDetail when the answer has one), on the
+    file's one line; nothing stored."""
+    mid = new_id()
+    bad = tmp_path / 'bad-action.xml'
+    bad.write_text(as4msg.envelope(mid, cids=(), action='urn:as4gw:dev:Nope'))
+    r = run_as4gw('replay', '--url', gateway.url, bad)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1, r.stdout
+    m = re.fullmatch(rf'{re.escape(str(bad))}: HTTP 200 error EBMS:0010 '
+                     r'ProcessingModeMismatch: (\S.*)', lines[0])
+    assert m, lines[0]
+    desc = m.group(1)
+    # the same text the partner's eb:Error carries
+    ans = gateway.post('application/soap+xml', bad.read_bytes())
+    assert ans.error_code == 'EBMS:0010'
+    assert desc.encode() in ans.body.replace(b'&quot;', b'"').replace(b'&apos;', b"'"), \
+        (desc, ans.body[:600])
+    assert gateway.store.counts(mid) == (0, 0, 0)
+
+
 def test_replay_missing_file_and_unreachable_url_exit_1(gateway, tmp_path):
     r = run_as4gw('replay', '--url', gateway.url, tmp_path / 'nope.mime')
     assert r.returncode == 1
@@ -629,6 +652,10 @@ def test_help_lists_commands():
         assert p.returncode == 0, flag
         for cmd in ('serve', 'push', 'replay', 'pmode-check', 'migrate'):
             assert f'as4gw {cmd}' in p.stdout
+        # issue 10 item 12: the replay mode of serve is named at the top level
+        serve = [l for l in p.stdout.splitlines() if 'as4gw serve' in l]
+        assert serve and '[--verify-at INSTANT]' in serve[0], p.stdout
+        assert re.search(r'(?m)^\s+--verify-at: .*as of INSTANT', p.stdout), p.stdout
 
 
 def test_no_command_and_unknown_command_exit_2():

@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -297,3 +298,66 @@ def test_usage_and_store_errors(gateway, tmp_path):
     assert p.returncode == 1 and p.stderr.startswith('as4gw: store: '), p.stderr
     assert run_as4gw('deliver', '--help').returncode == 0
     assert run_as4gw('purge', '--help').returncode == 0
+
+
+# ---- the background purge across reloads (issue 10 item 9b) -----------------------
+
+def age_inbox(gw, days):
+    """Make every inbox row `days` older (written directly, as a clock would)."""
+    if gw.dsn.startswith('sqlite:'):
+        import sqlite3
+        con = sqlite3.connect(gw.dsn[len('sqlite:'):], timeout=30)
+        with con:
+            con.execute('UPDATE inbox SET received_at = received_at - ?', (days * 86400000,))
+        con.close()
+        return
+    import psycopg2
+    con = psycopg2.connect(gw.dsn)
+    with con, con.cursor() as cur:
+        cur.execute(f"UPDATE inbox SET received_at = received_at - interval '{int(days)} days'")
+    con.close()
+
+
+def metric(gw, name):
+    for line in gw.get('/metrics').body.decode().splitlines():
+        if line.startswith(name + ' '):
+            return float(line.split(' ')[1])
+    raise AssertionError(f'{name} not in /metrics')
+
+
+def test_background_purge_runs_despite_frequent_reloads(gateway_factory):
+    """SIGHUP more often than intervalSeconds (every 0.5 s against 4 s, from
+    the start on): the purge keeps its schedule across the reloads and runs
+    -- the rows past retention go, and /metrics shows the successful run and
+    no overdue purge.  On the old code every reload put the first run off by
+    a whole interval, so it never ran."""
+    gw = gateway_factory(extra_gateway='<purge><intervalSeconds>4</intervalSeconds>'
+                         '<undelivered>purge</undelivered></purge>').start()
+    t0 = time.time()
+    stop = threading.Event()
+
+    def reload_often():
+        while not stop.is_set():
+            gw.proc.send_signal(signal.SIGHUP)
+            stop.wait(0.5)
+
+    reloader = threading.Thread(target=reload_often)
+    reloader.start()
+    try:
+        for _ in range(3):
+            push(gw, new_id(), MESSAGES[1])
+        age_inbox(gw, 40)
+        assert metric(gw, 'as4gw_purge_last_success_timestamp_seconds') == 0
+        deadline = t0 + 12
+        while time.time() < deadline and gw.store.totals() != (0, 0, 0):
+            time.sleep(0.2)
+    finally:
+        stop.set()
+        reloader.join()
+    assert gw.store.totals() == (0, 0, 0), 'the purge never ran'
+    msgs = [l.get('msg', '') for l in gw.log_lines()]
+    ran = next(i for i, m in enumerate(msgs) if m.startswith('purge: purged 3,'))
+    assert len([m for m in msgs[:ran] if 'configuration reloaded' in m]) >= 4, msgs
+    assert metric(gw, 'as4gw_purge_last_success_timestamp_seconds') >= t0
+    assert metric(gw, 'as4gw_purge_overdue') == 0
+    assert metric(gw, 'as4gw_purged_total') == 3

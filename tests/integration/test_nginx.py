@@ -526,6 +526,42 @@ def test_optional_client_certificate_block(stack, pki, tmp_path):
         ngx.stop()
 
 
+def shipped_upstream_keepalive_timeout():
+    """keepalive_timeout (seconds) of the shipped upstream block."""
+    with open(SHIPPED) as f:
+        text = f.read()
+    block = text[text.index('upstream as4gw_backend {'):]
+    block = block[:block.index('\n}\n')]
+    m = re.search(r'(?m)^\s*keepalive_timeout\s+(\d+)s;', block)
+    assert m, 'no keepalive_timeout in the upstream block'
+    return int(m.group(1))
+
+
+def gateway_header_timeout_default():
+    """The gateway's headerTimeoutSeconds default: its idle cut of a
+    keep-alive connection."""
+    with open(os.path.join(SRC, 'src', 'conf', 'conf.c')) as f:
+        return int(re.search(r'lim->header_timeout_s = (\d+);', f.read()).group(1))
+
+
+def test_upstream_keepalive_closes_before_the_gateway_does(stack, pki):
+    """Issue 10 item 9d: nginx closes an idle upstream connection clearly
+    before the gateway's idle cut (headerTimeoutSeconds), so it never reuses
+    one the gateway is closing; pushes after an idle pause longer than the
+    gateway's cut all get their Receipts and nginx logs no upstream that
+    closed under it."""
+    ngx, gws = stack
+    cut = gateway_header_timeout_default()
+    assert shipped_upstream_keepalive_timeout() * 2 <= cut
+    for _ in range(4):                      # connections into nginx's cache
+        assert push(ngx.port, pki, new_id(), source=PARTNER).is_receipt
+    time.sleep(cut + 1.5)
+    answers = [push(ngx.port, pki, new_id(), source=PARTNER) for _ in range(6)]
+    assert all(a.status == 200 and a.is_receipt for a in answers), \
+        [a.status for a in answers]
+    assert 'prematurely closed' not in ngx.errors()
+
+
 def test_instance_down_push_retried_on_the_other(stack, pki):
     """proxy_next_upstream ... non_idempotent: with one instance killed, every
     push still gets its Receipt (nginx re-sends it to the other instance,
@@ -549,3 +585,69 @@ def test_instance_down_push_retried_on_the_other(stack, pki):
         f'no push was re-sent from {dead} to the other instance: {ngx.access_log()[-6:]}'
     mid = new_id()
     assert push(ngx.port, pki, mid).is_receipt
+
+
+# ---- issue 10 item 9a: one request never takes an instance out --------------
+
+def hostile_request(port, pki, head, body_len=4 << 20):
+    """One POST with the given extra header lines and a body of body_len
+    bytes, sent at once (nginx buffers it): the status line nginx answers
+    with, or None when the connection broke without one."""
+    raw = socket.create_connection(('127.0.0.1', port), timeout=60)
+    s = tls_context(pki).wrap_socket(raw, server_hostname='127.0.0.1')
+    try:
+        s.sendall(b'POST ' + head[0] + b' HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n'
+                  b'Content-Type: application/soap+xml\r\n' + head[1] +
+                  b'Content-Length: %d\r\n\r\n' % body_len)
+        chunk, sent = b'<' * 65536, 0
+        try:
+            while sent < body_len:
+                s.sendall(chunk[:body_len - sent])
+                sent += len(chunk)
+        except OSError:
+            pass
+        answer = b''
+        while True:
+            try:
+                data = s.recv(65536)
+            except OSError:
+                break
+            if not data:
+                break
+            answer += data
+    finally:
+        s.close()
+    return answer.split(b'\r\n', 1)[0] if answer else None
+
+
+HOSTILE_HEADS = {
+    # ~30 KiB of headers (issue 10 item 9a): over nginx's head limit
+    'big-headers': (b'/as4', b''.join(b'X-Pad-%d: ' % i + b'p' * 1000 + b'\r\n'
+                                      for i in range(30))),
+    # a head nginx accepts, with more header records than the gateway's
+    # connectionMemoryBytes holds: nginx passes only the headers it names
+    'many-headers': (b'/as4', b''.join(b'X-%d: y\r\n' % i for i in range(1200))),
+    # the same through query arguments (each one a record in the gateway)
+    'many-args': (b'/as4?' + b'a&' * 1500 + b'a', b''),
+}
+
+
+@pytest.mark.parametrize('kind', sorted(HOSTILE_HEADS))
+def test_oversized_head_costs_that_request_only(stack, pki, kind):
+    """Issue 10 item 9a: a POST with a head the gateway could not hold and a
+    4 MiB body gets its 4xx, nothing is stored, and right after it the
+    partners' normal pushes get their Receipts on EVERY instance (no 502:
+    no instance was marked down, the request was not replayed)."""
+    ngx, gws = stack
+    before = gws[0].store.totals()
+    status = hostile_request(ngx.port, pki, HOSTILE_HEADS[kind])
+    assert status is not None and re.match(rb'HTTP/1\.1 4\d\d ', status), status
+    assert gws[0].store.totals() == before
+    seen = [len(requests_seen(gw)) for gw in gws]
+    mids = [new_id() for _ in range(8)]
+    answers = [push(ngx.port, pki, mid, source=PARTNER) for mid in mids]
+    assert all(a.status == 200 and a.is_receipt for a in answers), \
+        [(a.status, a.body[:200]) for a in answers if not a.is_receipt]
+    served = [len(requests_seen(gw)) - k for gw, k in zip(gws, seen)]
+    assert all(k > 0 for k in served), f'an instance got no push after the hostile one: {served}'
+    assert not [l for l in ngx.access_log()[-12:] if '/502/' in l or ' 502 ' in l]

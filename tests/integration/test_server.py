@@ -534,3 +534,72 @@ def test_refused_before_body_is_logged_once_with_request_id(gateway_factory):
     assert len(lines) == 1 and lines[0]['status'] == 413, request_lines(gw)
     assert gw.store.counts(mid) == (0, 0, 0)
     assert gw.stop() == 0
+
+
+# ---- issue 10 item 7: the log is valid UTF-8 JSON whatever the bytes -------------
+
+def raw_request(port, head, body=b''):
+    """Send raw bytes (no client-side encoding), return the status code."""
+    with socket.create_connection(('127.0.0.1', port), timeout=30) as s:
+        s.sendall(head + body)
+        r = http.client.HTTPResponse(s)
+        r.begin()
+        r.read()
+        return r.status
+
+
+def test_log_is_valid_utf8_json_with_hostile_bytes(gateway):
+    """%ff in the path (decoded to a raw byte), a path cut at 200 bytes in
+    the middle of a character, raw bytes >= 0x80 in a MIME header value that
+    ends in the log's detail: every log line still decodes as strict UTF-8
+    and parses as JSON; invalid bytes became U+FFFD, the path was cut
+    between characters."""
+    port = gateway.port
+    assert raw_request(port, b'GET /%ff%fe%c3 HTTP/1.1\r\nHost: x\r\n\r\n') == 404
+    long_path = b'/' + b'a' * 198 + '\u00e9'.encode() * 4        # byte 200 splits a char
+    assert raw_request(port, b'GET ' + long_path + b' HTTP/1.1\r\nHost: x\r\n\r\n') == 404
+    mid = new_id()
+    ct, body = user_message(mid)
+    bad = body.replace(b'Content-Transfer-Encoding: binary',
+                       b'Content-Transfer-Encoding: bin\xffary\xc3', 1)
+    assert bad != body
+    refused = gateway.post(ct, bad)
+    assert refused.status in (200, 400), refused
+    assert gateway.store.counts(mid) == (0, 0, 0)
+    assert gateway.stop() == 0
+    with open(gateway.log_path, 'rb') as f:
+        raw_lines = [l for l in f.read().split(b'\n') if l.strip()]
+    lines = [json.loads(l.decode('utf-8', 'strict')) for l in raw_lines]
+    paths = [l.get('path') for l in lines if l.get('event') == 'request']
+    assert '/\ufffd\ufffd\ufffd' in paths, paths
+    cut = [p for p in paths if p and p.startswith('/aaa')]
+    assert cut == ['/' + 'a' * 198], cut    # byte 200 would split the first e-acute
+    details = [l.get('detail', '') for l in lines if l.get('event') == 'request']
+    assert any('bin\ufffdary\ufffd' in d for d in details), details
+
+
+def test_refused_message_log_line_names_message_id_and_pmode(gateway):
+    """Issue 10 item 12: an operator finds a refused message by its
+    MessageId, and learns the leg it matched, whenever the gateway got that
+    far: the log line of every refusal after eb:MessageInfo was read has
+    message_id; after a leg matched, pmode too.  Nothing stored."""
+    cases = []
+    mid = new_id()      # matched dev-signed, refused: not signed
+    cases.append((mid, 'EBMS:0103', 'dev-signed', gateway.post(
+        'application/soap+xml', as4msg.envelope(mid, cids=(),
+                                                action='urn:as4gw:dev:SignedOnly').encode())))
+    mid = new_id()      # no leg
+    cases.append((mid, 'EBMS:0010', None, gateway.post(
+        'application/soap+xml', as4msg.envelope(mid, cids=(), action='urn:nope').encode())))
+    mid = new_id()      # a PartInfo whose part is missing
+    cases.append((mid, None, None, gateway.post(
+        'application/soap+xml', as4msg.envelope(mid).encode())))
+    lines = [l for l in gateway.log_lines() if l.get('event') == 'request']
+    for mid, code, pmode, ans in cases:
+        assert ans.status == 200 and ans.error_code is not None, ans
+        assert code is None or ans.error_code == code, (code, ans.error_code)
+        line = [l for l in lines if l.get('message_id') == mid]
+        assert len(line) == 1, (mid, lines[-3:])
+        assert line[0]['outcome'] == 'error' and line[0]['ebms_code'] == ans.error_code
+        assert line[0].get('pmode') == pmode, line[0]
+        assert gateway.store.counts(mid) == (0, 0, 0)

@@ -20,6 +20,7 @@
 
 #include "testutil.h"
 #include "metrics/metrics.h"
+#include "util/clock.h"
 
 #define N_THREADS 8
 #define N_PER_THREAD 5000
@@ -355,6 +356,46 @@ test_gauges_and_counters(void **state)
 	free(t);
 }
 
+/* Issue 10 item 9b: the last successful purge and the overdue flag (no
+ * success for two intervals since the last one, or since the start). */
+static void
+test_purge_schedule(void **state)
+{
+	int64_t now = clock_epoch_ms();
+	char *t;
+
+	(void)state;
+	t = render();
+	check_format(t);
+	assert_true(has_line(t, "as4gw_purge_last_success_timestamp_seconds 0.000"));
+	assert_true(has_line(t, "as4gw_purge_overdue 0"));
+	free(t);
+	metrics_purge_schedule(10, now - 15000);        /* 1.5 intervals */
+	t = render();
+	assert_true(has_line(t, "as4gw_purge_overdue 0"));
+	free(t);
+	metrics_purge_schedule(10, now - 21000);        /* 2.1 intervals */
+	t = render();
+	assert_true(has_line(t, "as4gw_purge_overdue 1"));
+	free(t);
+	metrics_purge_ok(INT64_C(1780000000123));       /* long ago: still overdue */
+	t = render();
+	check_format(t);
+	assert_true(has_line(t,
+	    "as4gw_purge_last_success_timestamp_seconds 1780000000.123"));
+	assert_true(has_line(t, "as4gw_purge_overdue 1"));
+	free(t);
+	metrics_purge_ok(now - 5000);
+	t = render();
+	assert_true(has_line(t, "as4gw_purge_overdue 0"));
+	free(t);
+	metrics_purge_ok(now - 25000);
+	metrics_purge_schedule(0, 0);                   /* no background purge */
+	t = render();
+	assert_true(has_line(t, "as4gw_purge_overdue 0"));
+	free(t);
+}
+
 static void
 test_start_time(void **state)
 {
@@ -473,6 +514,7 @@ main(void)
 		cmocka_unit_test_setup(test_messages_by_outcome_and_code, setup),
 		cmocka_unit_test_setup(test_histogram_cumulative, setup),
 		cmocka_unit_test_setup(test_gauges_and_counters, setup),
+		cmocka_unit_test_setup(test_purge_schedule, setup),
 		cmocka_unit_test_setup(test_start_time, setup),
 		cmocka_unit_test_setup(test_escape_label, setup),
 		cmocka_unit_test_setup(test_render_out_of_memory_everywhere, setup),

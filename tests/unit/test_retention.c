@@ -283,6 +283,7 @@ static char leg_dflt[] = "dflt";     /* no retentionDays: the gateway's 30 */
 struct tconf {
 	struct conf c;
 	struct pmode_leg legs[2];
+	struct retention_schedule sched;
 };
 
 /* A conf with the two legs above and the gateway's 30 days. */
@@ -605,7 +606,7 @@ t_thread_runs(void **state)
 	taccept(c, s, "old-2", NULL, now - 40 * DAY_MS, "done");
 	taccept(c, s, "young", NULL, now - DAY_MS, "done");
 	tlog_open();
-	assert_int_equal(retention_start(&t.c, &th, &err), 0);
+	assert_int_equal(retention_start(&t.c, &t.sched, &th, &err), 0);
 	assert_non_null(th);
 	assert_true(tlog_wait("purge: purged 2, kept 0 undelivered in 1 batches", 5000));
 	ttotals(c, 1);
@@ -650,10 +651,14 @@ t_thread_store_error(void **state)
 	tconf_init(&t, &bad);
 	t.c.purge_interval_s = 1;
 	tlog_open();
-	assert_int_equal(retention_start(&t.c, &th, &err), 0);
+	assert_int_equal(retention_start(&t.c, &t.sched, &th, &err), 0);
 	for (i = 0; i < 50 && tlog_count("purge: could not open the store") < 2; i++)
 		(void)nanosleep(&ts, NULL);
 	assert_true(tlog_count("purge: could not open the store") >= 2);
+	/* issue 10 item 9b: no success for two intervals is said out loud */
+	for (i = 0; i < 50 && tlog_count("purge overdue: no successful run") == 0; i++)
+		(void)nanosleep(&ts, NULL);
+	assert_true(tlog_count("purge overdue: no successful run") >= 1);
 	retention_stop(th);
 	tlog_close();
 }
@@ -673,13 +678,47 @@ t_thread_recovers(void **state)
 	tconf_init(&t, c);
 	t.c.purge_interval_s = 1;
 	tlog_open();
-	assert_int_equal(retention_start(&t.c, &th, &err), 0);
+	assert_int_equal(retention_start(&t.c, &t.sched, &th, &err), 0);
 	assert_true(tlog_wait("purge failed after 0 rows in 0 batches", 5000));
 	s = topen(c);
 	taccept(c, s, "late-old", NULL, clock_epoch_ms() - 40 * DAY_MS, "done");
 	assert_true(tlog_wait("purge: purged 1, kept 0 undelivered", 5000));
 	ttotals(c, 0);
 	retention_stop(th);
+	tlog_close();
+	store_close(s);
+}
+
+/* Issue 10 item 9b: restarted more often than its interval (a SIGHUP
+ * each time), the purge still runs on its schedule; a later start keeps
+ * the schedule and the time of the last success. */
+static void
+t_thread_schedule_survives_restarts(void **state)
+{
+	struct timespec half = { 0, 500000000 };
+	struct tctx *c = *state;
+	struct retention_thread *th = NULL;
+	struct tconf t;
+	struct store *s;
+	struct err err = { 0 };
+	int i;
+
+	NEED(c);
+	s = topen(c);
+	tconf_init(&t, c);
+	t.c.purge_interval_s = 2;
+	taccept(c, s, "old-1", NULL, clock_epoch_ms() - 40 * DAY_MS, "done");
+	tlog_open();
+	for (i = 0; i < 10 && tlog_count("purge: purged 1,") == 0; i++) {
+		assert_int_equal(retention_start(&t.c, &t.sched, &th, &err), 0);
+		(void)nanosleep(&half, NULL);
+		retention_stop(th);
+	}
+	if (tlog_count("purge: purged 1,") != 1)
+		fail_msg("%s", tlog_text());
+	assert_true(i <= 6);    /* due 2 s after the first start */
+	assert_true(t.sched.last_ok_ms > 0);
+	ttotals(c, 0);
 	tlog_close();
 	store_close(s);
 }
@@ -698,11 +737,11 @@ t_thread_start_stop(void **state)
 	(void)state;
 	(void)snprintf(none.dsn, sizeof(none.dsn), "sqlite:/nonexistent/x.db");
 	tconf_init(&t, &none);
-	assert_int_equal(retention_start(&t.c, &th, &err), 0);
+	assert_int_equal(retention_start(&t.c, &t.sched, &th, &err), 0);
 	assert_null(th);
 	retention_stop(NULL);
 	t.c.purge_interval_s = 3600;
-	assert_int_equal(retention_start(&t.c, &th, &err), 0);
+	assert_int_equal(retention_start(&t.c, &t.sched, &th, &err), 0);
 	assert_non_null(th);
 	t0 = clock_mono_ms();
 	retention_stop(th);
@@ -716,7 +755,7 @@ t_thread_start_stop(void **state)
 	BT(t_purge_cutoffs, ctx), BT(t_purge_undelivered, ctx), \
 	BT(t_purge_batches, ctx), BT(t_purge_stop, ctx), \
 	BT(t_purge_store_error, ctx), BT(t_thread_runs, ctx), \
-	BT(t_thread_recovers, ctx)
+	BT(t_thread_recovers, ctx), BT(t_thread_schedule_survives_restarts, ctx)
 
 /* The common group, then each backend. */
 int

@@ -89,6 +89,68 @@ test_buf_limit_and_escapes(void **state)
 	buf_free(NULL);
 }
 
+/* Issue 10 item 7: JSON (and so the log) is always valid UTF-8. */
+static const struct {
+	const char *in, *out;
+} json_utf8_cases[] = {
+	{"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", /* 2, 3, 4 bytes kept */
+	    "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+	{"/as4\xff", "/as4\\ufffd"},                    /* %ff decoded */
+	{"\x80x", "\\ufffdx"},                           /* stray continuation */
+	{"\xc3", "\\ufffd"},                             /* lead byte at the end */
+	{"\xc3x", "\\ufffdx"},                           /* lead byte, no continuation */
+	{"\xe2\x82", "\\ufffd\\ufffd"},                 /* cut 3-byte sequence */
+	{"\xc0\xaf", "\\ufffd\\ufffd"},                 /* overlong "/" */
+	{"\xe0\x80\xaf", "\\ufffd\\ufffd\\ufffd"},       /* overlong, 3 bytes */
+	{"\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd"},       /* surrogate U+D800 */
+	{"\xf4\x90\x80\x80", "\\ufffd\\ufffd\\ufffd\\ufffd"}, /* above U+10FFFF */
+	{"\xf5\xfe\xff", "\\ufffd\\ufffd\\ufffd"},       /* never in UTF-8 */
+	{"\xef\xbf\xbd\x7f\x1f", "\xef\xbf\xbd\\u007f\\u001f"},
+};
+
+static void
+test_json_escape_utf8(void **state)
+{
+	struct buf b = {0};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(json_utf8_cases) / sizeof(json_utf8_cases[0]); i++) {
+		buf_reset(&b);
+		assert_int_equal(buf_json_escape(&b, json_utf8_cases[i].in), 0);
+		if (strcmp(b.data, json_utf8_cases[i].out) != 0)
+			fail_msg("case %zu: got \"%s\"", i, b.data);
+	}
+	buf_free(&b);
+}
+
+/* Where a string may be cut: never inside a character. */
+static const struct {
+	const char *s;
+	size_t max, want;
+} utf8_prefix_cases[] = {
+	{"abc", 2, 2},
+	{"abc", 10, 3},
+	{"a\xc3\xa9", 2, 1},                 /* would split the e-acute */
+	{"a\xc3\xa9", 3, 3},
+	{"\xe2\x82\xac\xe2\x82\xac", 5, 3},
+	{"\xf0\x9f\x98\x80", 3, 0},
+	{"\xff\xfe", 1, 1},                  /* invalid bytes: one each */
+	{"", 5, 0},
+};
+
+static void
+test_utf8_prefix(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(utf8_prefix_cases) / sizeof(utf8_prefix_cases[0]); i++)
+		if (buf_utf8_prefix(utf8_prefix_cases[i].s,
+		    utf8_prefix_cases[i].max) != utf8_prefix_cases[i].want)
+			fail_msg("case %zu", i);
+}
+
 static const struct {
 	const char *text;
 	int ok;
@@ -172,6 +234,30 @@ test_codec(void **state)
 	arena_free(a);
 }
 
+/* A message or detail too long for struct err is cut between characters. */
+static void
+test_err_cut_at_character(void **state)
+{
+	struct err err = {0};
+	char big[4096];
+	size_t i, n;
+
+	(void)state;
+	big[0] = 'x';
+	for (i = 1; i + 2 < sizeof(big); i += 2)
+		memcpy(big + i, "\xc3\xa9", 2);
+	big[i] = '\0';
+	(void)err_set(&err, ERR_EBMS, NULL, "%s", big);
+	n = strlen(err.msg);
+	assert_true(n > 0 && n < sizeof(err.msg));
+	assert_int_equal(buf_utf8_prefix(err.msg, n), n);
+	assert_true(n % 2 == 1);        /* "x" and whole 2-byte characters */
+	err_detail(&err, "%s", big);
+	n = strlen(err.detail);
+	assert_true(n > 0 && n < sizeof(err.detail));
+	assert_int_equal(buf_utf8_prefix(err.detail, n), n);
+}
+
 static void
 test_err_first_wins(void **state)
 {
@@ -201,9 +287,12 @@ main(void)
 		cmocka_unit_test(test_arena_budget_and_cleanup_order),
 		cmocka_unit_test(test_arena_strings),
 		cmocka_unit_test(test_buf_limit_and_escapes),
+		cmocka_unit_test(test_json_escape_utf8),
+		cmocka_unit_test(test_utf8_prefix),
 		cmocka_unit_test(test_clock_parse),
 		cmocka_unit_test(test_codec),
 		cmocka_unit_test(test_err_first_wins),
+		cmocka_unit_test(test_err_cut_at_character),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,116 @@
+/*
+ * http_int — what http.c (the server: daemon, routes, generations, drain)
+ * and http_post.c (the AS4 POST: body, refusals, pipeline) share.  Not for
+ * other modules: they use http.h.
+ */
+#ifndef AS4GW_HTTP_INT_H
+#define AS4GW_HTTP_INT_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/arena.h"
+#include "../util/buf.h"
+#include "http.h"
+
+struct MHD_Connection;
+
+/* One store connection per worker thread, opened on first use. */
+struct http_store_slot {
+	struct http_store_slot *next;
+	struct store *store;
+};
+
+/*
+ * One configuration generation: the conf and the gateway built from it.
+ * The server holds one reference to the current generation, every request
+ * one to the generation it is bound to; the last reference frees both.
+ */
+struct http_gen {
+	struct conf *conf;
+	struct gateway *gw;
+	int refs;                  /* under http_server.gen_lock */
+};
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	pthread_mutex_t gen_lock;
+	struct http_gen *gen;      /* current; new requests take it */
+	struct conf_limits limits; /* fixed at start, like the daemon's options */
+	char *store_dsn;           /* fixed at start: the worker connections' */
+	struct http_guard *guard;
+	atomic_int inflight;
+	atomic_int stopping;       /* set by http_stop: answers close the connection */
+	pthread_key_t store_key;
+	pthread_mutex_t slots_lock;
+	struct http_store_slot *slots;
+	char *tls_cert_pem, *tls_key_pem;
+	int port;
+};
+
+/* Per request state, from the first access-handler call to completion. */
+struct http_req {
+	struct http_server *srv;
+	struct http_gen *gen;      /* bound at the head, again at the body's end */
+	struct http_guard_conn *gc;
+	struct arena *arena;
+	struct buf body;
+	int64_t start_ms;
+	uint64_t discarded;        /* body bytes read and dropped (http_discard) */
+	int discard;               /* reading a body to drop it, answer after */
+	int refused;               /* refused before the body ended */
+	int late;                  /* began after the drain started: not processed */
+	const char *refusal;       /* why (for the log when it could not be sent) */
+	char id[37];
+	char peer[INET6_ADDRSTRLEN];
+	const char *method, *path;
+	int status;
+	const char *outcome;
+};
+
+/* A reference to the current generation / drop one (accepts NULL; the last
+ * reference frees the generation). */
+struct http_gen *http_gen_get(struct http_server *srv);
+void http_gen_put(struct http_server *srv, struct http_gen *g);
+
+/* The calling worker's store connection, opened on first use; NULL when
+ * the store cannot be opened now. */
+struct store *http_store(struct http_server *srv, struct err *err);
+
+/* Queue an answer with a copy of body (plus the common headers); 0 ok, -1
+ * failed.  http_respond_text: text/plain. */
+int http_respond(struct MHD_Connection *conn, struct http_req *r, int status,
+    const char *ctype, const void *body, size_t len, int retry_after);
+int http_respond_text(struct MHD_Connection *conn, struct http_req *r,
+    int status, const char *text);
+
+/* Queue the pipeline's answer (fault builds: through http.mid-response). */
+int http_respond_answer(struct MHD_Connection *conn, struct http_req *r,
+    const struct gateway_answer *ans, int is_new);
+
+/*
+ * ---- http_post.c ----------------------------------------------------------
+ *
+ * One call of the access handler for POST on the AS4 path: first (the head
+ * just read), a chunk of body, or the end of it.  0 ok, -1 close the
+ * connection.
+ */
+int http_post(struct MHD_Connection *conn, struct http_req *r,
+    const char *url, const char *data, size_t *data_size, int first);
+
+/*
+ * A request that is not an AS4 push and declares a body the server can
+ * read cheaply (Content-Length or chunked, at most maxBodyBytes): 1 read it
+ * to the end and drop it before answering (http_discard), 0 answer at once.
+ * A peer that is still sending when the answer comes (libmicrohttpd closes
+ * then) sees its write fail: behind a proxy, an upstream error.
+ */
+int http_body_to_discard(struct MHD_Connection *conn, const struct http_req *r);
+
+/* Drop a chunk of such a body; 0 ok, -1 over maxBodyBytes (close). */
+int http_discard(struct http_req *r, size_t len);
+
+#endif
