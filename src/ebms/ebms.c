@@ -11,7 +11,7 @@
 
 #include <libxml/xmlschemas.h>
 
-#include "../util/codec.h"
+#include "../mime/mime_hdr.h"
 #include "../util/clock.h"
 #include "../xml/xml.h"
 
@@ -303,27 +303,6 @@ ebms_read_collab(struct arena *a, const xmlNode *um_node,
 	return 0;
 }
 
-/* Decode the RFC 2392 %hh escapes of a cid: URL into the Content-ID. */
-static const char *
-ebms_cid_decode(struct arena *a, const char *s)
-{
-	size_t len = strlen(s), i, o = 0;
-	char *out = arena_alloc(a, len + 1);
-
-	if (out == NULL)
-		return NULL;
-	for (i = 0; i < len; i++) {
-		if (s[i] == '%' && i + 2 < len && codec_hexval(s[i + 1]) >= 0 &&
-		    codec_hexval(s[i + 2]) >= 0) {
-			out[o++] = (char)(codec_hexval(s[i + 1]) * 16 +
-			    codec_hexval(s[i + 2]));
-			i += 2;
-		} else
-			out[o++] = s[i];
-	}
-	return out;
-}
-
 /* ebMS3 Core 5.2.2.13: one PartInfo (href, PartProperties). */
 static int
 ebms_read_part(struct arena *a, xmlNodePtr node, struct ebms_part *part,
@@ -346,7 +325,12 @@ ebms_read_part(struct arena *a, xmlNodePtr node, struct ebms_part *part,
 	if (strncasecmp(part->href, "cid:", 4) != 0)
 		return err_set(err, ERR_EBMS, "EBMS:0011",
 		    "eb:PartInfo references an external payload");
-	part->content_id = ebms_cid_decode(a, part->href + 4);
+	/* RFC 2392 2, decoded by the one cid: decoder (mime_hdr.h) that the
+	 * signature's cid: resolver uses too */
+	if (mime_cid_match(part->href + 4, strlen(part->href + 4), "") == -1)
+		return err_set(err, ERR_EBMS, "EBMS:0011",
+		    "eb:PartInfo href is not a valid cid: URL");
+	part->content_id = mime_cid_decode(a, part->href + 4);
 	if (part->content_id == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	if (part->content_id[0] == '\0')

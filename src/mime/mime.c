@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "../util/codec.h"
+#include "mime_hdr.h"
 
 /*
  * multipart/related parser (RFC 2046 5.1, RFC 2387, SOAP with Attachments,
@@ -27,12 +28,6 @@ struct mime_hdrs {
 	const char *cte;
 	const unsigned char *body; /* first byte after the blank line */
 	const unsigned char *hend; /* end of the header lines (the blank line) */
-};
-
-/* One logical header being collected: name and (folded) value ranges. */
-struct mime_hdr_span {
-	const unsigned char *name, *name_end;
-	const unsigned char *val, *val_end;
 };
 
 /*
@@ -130,172 +125,92 @@ mime_delim_find(const unsigned char *p, const unsigned char *end,
 	return found;
 }
 
-/* Arena copy of a folded header value: CR and LF removed, trimmed. */
-static char *
-mime_unfold(struct arena *a, const unsigned char *p, const unsigned char *end)
-{
-	char *s = arena_alloc(a, (size_t)(end - p) + 1);
-	size_t n = 0, i = 0;
-
-	if (s == NULL)
-		goto out;
-	for (; p < end; p++)
-		if (*p != '\r' && *p != '\n')
-			s[n++] = (char)*p;
-	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-		n--;
-	s[n] = '\0';
-	while (s[i] == ' ' || s[i] == '\t')
-		i++;
-	s += i;
-out:
-	return s;
-}
-
-/* Does [name, name_end) spell want (case-insensitive)? */
-static int
-mime_name_is(const struct mime_hdr_span *sp, const char *want)
-{
-	size_t n = (size_t)(sp->name_end - sp->name);
-
-	return n == strlen(want) &&
-	    strncasecmp((const char *)sp->name, want, n) == 0;
-}
-
 /*
- * Store a finished header if it is one the parser reads.  A second
- * Content-Type, Content-ID or Content-Transfer-Encoding in one part is
- * ambiguous: EBMS:0007.
+ * Keep a field if it is one the parser reads (unfolded, trimmed).  A
+ * second Content-Type, Content-ID or Content-Transfer-Encoding in one part
+ * is ambiguous: EBMS:0007.
  */
 static int
-mime_hdr_keep(struct arena *a, const struct mime_hdr_span *sp,
+mime_hdr_keep(struct arena *a, const struct mime_field *f,
     struct mime_hdrs *h, struct err *err)
 {
-	const char **slot = NULL;
-	int rc = 0;
+	static const char *const names[] = { "content-type", "content-id",
+		"content-transfer-encoding" };
+	const char **slots[] = { &h->content_type, &h->content_id, &h->cte };
+	size_t i;
 
-	if (sp->name == NULL)
-		goto out;
-	if (mime_name_is(sp, "content-type"))
-		slot = &h->content_type;
-	else if (mime_name_is(sp, "content-id"))
-		slot = &h->content_id;
-	else if (mime_name_is(sp, "content-transfer-encoding"))
-		slot = &h->cte;
-	if (slot == NULL)
-		goto out;
-	if (*slot != NULL) {
-		rc = err_set(err, ERR_EBMS, "EBMS:0007",
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (f->name_len == strlen(names[i]) &&
+		    strncasecmp(f->name, names[i], f->name_len) == 0)
+			break;
+	if (i == sizeof(names) / sizeof(names[0]))
+		return 0;
+	if (*slots[i] != NULL) {
+		err_set(err, ERR_EBMS, "EBMS:0007",
 		    "mime part repeats a header");
-		err_detail(err, "header %.*s", (int)(sp->name_end - sp->name),
-		    (const char *)sp->name);
-		goto out;
+		err_detail(err, "header %s", names[i]);
+		return -1;
 	}
-	*slot = mime_unfold(a, sp->val, sp->val_end);
-	if (*slot == NULL)
-		rc = err_set(err, ERR_INTERNAL, NULL, "out of memory");
-out:
-	return rc;
+	*slots[i] = mime_hdr_unfold(a, f->value, f->value_len);
+	if (*slots[i] == NULL)
+		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
+	return 0;
 }
 
 /*
- * Start a new header at line [p, le): "name: value" (RFC 822 3.1.2).  The
- * name ends at the colon, trailing blanks dropped.  0 ok, -1 (400) otherwise.
+ * Where the header block of a part in [start, end) ends: at a blank line
+ * (h->hend, h->body after it), or at end for a part that reaches the
+ * delimiter without one (headers only, empty body).  400 when the block is
+ * longer than max.
  */
 static int
-mime_hdr_start(const unsigned char *p, const unsigned char *le,
-    struct mime_hdr_span *sp, struct err *err)
+mime_headers_end(const unsigned char *start, const unsigned char *end,
+    size_t max, struct mime_hdrs *h, struct err *err)
 {
-	const unsigned char *colon = memchr(p, ':', (size_t)(le - p));
-	const unsigned char *ne = colon;
-	int rc = -1;
-
-	while (ne != NULL && ne > p && (ne[-1] == ' ' || ne[-1] == '\t'))
-		ne--;
-	if (ne == NULL || ne == p) {
-		err_http(err, 400, "malformed mime part header");
-		goto out;
-	}
-	sp->name = p;
-	sp->name_end = ne;
-	sp->val = colon + 1;
-	sp->val_end = le;
-	rc = 0;
-out:
-	return rc;
-}
-
-/*
- * One header line [p, le) (line break excluded): a continuation of the
- * current header (RFC 822 3.1.1 folding) or the start of a new one.
- */
-static int
-mime_hdr_line(struct arena *a, const unsigned char *p, const unsigned char *le,
-    struct mime_hdr_span *sp, struct mime_hdrs *h, struct err *err)
-{
-	int rc = -1;
-
-	if (memchr(p, '\0', (size_t)(le - p)) != NULL) {
-		err_http(err, 400, "nul byte in mime part header");
-		goto out;
-	}
-	if (*p == ' ' || *p == '\t') {
-		if (sp->name == NULL) {
-			err_http(err, 400, "malformed mime part header");
-			goto out;
-		}
-		sp->val_end = le;
-		rc = 0;
-		goto out;
-	}
-	if (mime_hdr_keep(a, sp, h, err) == -1 ||
-	    mime_hdr_start(p, le, sp, err) == -1)
-		goto out;
-	rc = 0;
-out:
-	return rc;
-}
-
-/*
- * Read the header block of a part that occupies [start, end) (end is the
- * next delimiter).  The block ends at a blank line; a part that reaches the
- * delimiter without one has headers only and an empty body.
- */
-static int
-mime_headers(struct arena *a, const unsigned char *start,
-    const unsigned char *end, size_t max, struct mime_hdrs *h,
-    struct err *err)
-{
-	struct mime_hdr_span sp = {0};
 	const unsigned char *p = start, *nl, *le;
-	int rc = -1;
 
 	h->body = end;
 	h->hend = end;
 	while (p < end) {
 		nl = memchr(p, '\n', (size_t)(end - p));
-		if (nl == NULL) {
-			/* not reached: end always follows a line break */
-			err_http(err, 400, "malformed mime part header");
-			goto out;
-		}
-		if ((size_t)(nl + 1 - start) > max) {
-			err_http(err, 400, "mime part headers too large");
-			goto out;
-		}
+		if (nl == NULL)
+			nl = end - 1; /* not reached: end follows a line break */
+		if ((size_t)(nl + 1 - start) > max)
+			return err_http(err, 400, "mime part headers too large");
 		le = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
 		if (le == p) {
 			h->body = nl + 1;
 			h->hend = p;
 			break;
 		}
-		if (mime_hdr_line(a, p, le, &sp, h, err) == -1)
-			goto out;
 		p = nl + 1;
 	}
-	rc = mime_hdr_keep(a, &sp, h, err);
-out:
-	return rc;
+	return 0;
+}
+
+/*
+ * Read the header block of a part that occupies [start, end) (end is the
+ * next delimiter) with the one header grammar (mime_hdr.h).
+ */
+static int
+mime_headers(struct arena *a, const unsigned char *start,
+    const unsigned char *end, size_t max, struct mime_hdrs *h,
+    struct err *err)
+{
+	const char *blk = (const char *)start;
+	struct mime_field f;
+	size_t pos = 0, n;
+	int r;
+
+	if (mime_headers_end(start, end, max, h, err) == -1)
+		return -1;
+	n = (size_t)(h->hend - start);
+	while ((r = mime_hdr_next(blk, n, &pos, &f)) == 1)
+		if (mime_hdr_keep(a, &f, h, err) == -1)
+			return -1;
+	if (r == -1)
+		return err_http(err, 400, "malformed mime part header");
+	return 0;
 }
 
 /* RFC 4648 4 alphabet. */

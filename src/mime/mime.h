@@ -37,6 +37,16 @@ int mime_ct_parse(struct arena *a, const char *value, struct mime_ct *ret);
 int mime_ct_parse_err(struct arena *a, const char *value, struct mime_ct *ret,
     struct err *err);
 
+/*
+ * A structured header value (RFC 2045 5.1 shape, e.g. Content-Disposition):
+ * the leading value up to ';' or a blank (lower case), then the parameters
+ * as mime_ct_parse reads them (names lower case, values unquoted, RFC 2231
+ * "name*" extended values decoded, a repeated name refused, at most 32).
+ * All arena memory.  -1 malformed or out of memory.
+ */
+int mime_ct_value_parse(struct arena *a, const char *value, const char **ret_value,
+    const struct mime_param **ret_params, size_t *ret_n);
+
 /* Parameter value by (case-insensitive) name, or NULL. */
 const char *mime_ct_param(const struct mime_ct *ct, const char *name);
 

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../util/codec.h"
+#include "mime_hdr.h"
 
 /*
  * Header value grammar: Content-Type (below) and Content-ID / cid: URLs
@@ -112,6 +112,28 @@ out:
 }
 
 /*
+ * RFC 2231 4: a parameter "name*" carries an extended value
+ * "charset'language'%XX...": decode it in place (mime_hdr_rfc2231) and drop
+ * the '*' from the name.  Continuations ("name*0", RFC 2231 3), an
+ * extended value in quotes and a '*' anywhere else are refused: -1.
+ */
+static int
+mime_ct_extended(char *name, char *value, int quoted)
+{
+	size_t n = strlen(name), len = strlen(value);
+	char *star = strchr(name, '*');
+
+	if (star == NULL)
+		return 0;
+	if (star != name + n - 1 || n == 1 || quoted ||
+	    mime_hdr_rfc2231(value, &len) == -1)
+		return -1;
+	value[len] = '\0';
+	*star = '\0';
+	return 0;
+}
+
+/*
  * One `name = value` at *pp into *ret; advances *pp past it.  0 ok, -1 on a
  * syntax error or when memory runs out.
  */
@@ -121,7 +143,7 @@ mime_ct_one_param(struct mime_ct_ctx *c, const char **pp,
 {
 	const char *p = *pp, *start, *nend;
 	char *name = NULL, *value = NULL;
-	int rc = -1;
+	int rc = -1, quoted = 0;
 
 	for (start = p; mime_ct_is_token(*p); p++)
 		;
@@ -131,6 +153,7 @@ mime_ct_one_param(struct mime_ct_ctx *c, const char **pp,
 		goto out;
 	p = mime_ct_skip_ws(p + 1);
 	if (*p == '"') {
+		quoted = 1;
 		if (mime_ct_quoted(c, &p, &value) == -1)
 			goto out;
 	} else {
@@ -142,7 +165,8 @@ mime_ct_one_param(struct mime_ct_ctx *c, const char **pp,
 		    (size_t)(p - vs), 0)) == NULL)
 			goto out;
 	}
-	if ((name = mime_ct_copy(c, start, (size_t)(nend - start), 1)) == NULL)
+	if ((name = mime_ct_copy(c, start, (size_t)(nend - start), 1)) == NULL ||
+	    mime_ct_extended(name, value, quoted) == -1)
 		goto out;
 	ret->name = name;
 	ret->value = value;
@@ -242,6 +266,34 @@ out:
 	return rc;
 }
 
+/* A structured value and its parameters; see mime.h. */
+int
+mime_ct_value_parse(struct arena *a, const char *value, const char **ret_value,
+    const struct mime_param **ret_params, size_t *ret_n)
+{
+	struct mime_param params[MIME_CT_MAX_PARAMS];
+	struct mime_ct_ctx c = { a, 0 };
+	const char *p, *v;
+	size_t n = 0;
+	char *lead;
+
+	if (value == NULL)
+		return -1;
+	v = p = mime_ct_skip_ws(value);
+	while (*p != '\0' && *p != ';' && !mime_ct_is_ws(*p))
+		p++;
+	if (p == v || mime_ct_params(&c, p, params, &n) == -1 ||
+	    (lead = mime_ct_copy(&c, v, (size_t)(p - v), 1)) == NULL)
+		return -1;
+	*ret_params = NULL;
+	if (n > 0 && (*ret_params = arena_memdup(a, params,
+	    n * sizeof(*params))) == NULL)
+		return -1;
+	*ret_value = lead;
+	*ret_n = n;
+	return 0;
+}
+
 /* Parse a Content-Type value (RFC 2045 5.1); see mime.h. */
 int
 mime_ct_parse(struct arena *a, const char *value, struct mime_ct *ret)
@@ -319,29 +371,16 @@ mime_ct_id_strip(const char **pp, size_t *plen)
 }
 
 /*
- * Compare a cid: URL's id [q, q+n) with a Content-ID, %-decoding the URL
- * (RFC 2392 2) when pct is set.  1 equal, 0 not.
+ * Does a cid: URL's id [q, q+n) name the Content-ID id?  %-decoded by the
+ * one cid: decoder (mime_cid_match) when pct is set, compared as it is
+ * otherwise.  1 equal, 0 not (a malformed escape is never equal).
  */
 static int
 mime_id_eq(const char *q, size_t n, int pct, const char *id)
 {
-	size_t i = 0;
-	int hi, lo, c, eq = 1;
-
-	while (eq && i < n) {
-		c = (unsigned char)q[i];
-		if (pct && c == '%' && n - i >= 3 &&
-		    (hi = codec_hexval((unsigned char)q[i + 1])) >= 0 &&
-		    (lo = codec_hexval((unsigned char)q[i + 2])) >= 0) {
-			c = hi * 16 + lo;
-			i += 3;
-		} else {
-			i++;
-		}
-		eq = *id != '\0' && (unsigned char)*id == c;
-		id++;
-	}
-	return eq && *id == '\0';
+	if (pct)
+		return mime_cid_match(q, n, id) == 1;
+	return strlen(id) == n && memcmp(q, id, n) == 0;
 }
 
 /* The first part whose Content-ID equals [q, q+n) (decoded if pct). */
@@ -374,13 +413,13 @@ mime_find(const struct mime_message *m, const char *content_id)
 	if (n == 0)
 		goto out;
 	/*
-	 * A "cid:" URL is %-encoded (RFC 2392 2), a bare Content-ID is not; but
-	 * callers may pass a URL with "cid:" already cut off, and some senders
-	 * do not encode at all: try the likely reading first, then the other.
+	 * A "cid:" URL is %-encoded (RFC 2392 2) and decoded by the one cid:
+	 * decoder, exactly as the signature's cid: resolver decodes it (a
+	 * malformed escape names no part); a bare Content-ID is compared as
+	 * it is.  No second reading: two readings of one href are a parser
+	 * differential.
 	 */
 	found = mime_find_id(m, q, n, pct);
-	if (found == NULL)
-		found = mime_find_id(m, q, n, !pct);
 out:
 	return found;
 }

@@ -20,6 +20,7 @@
 #include <xmlsec/xmlsec.h>
 #include <xmlsec/keys.h>
 
+#include "../mime/mime_hdr.h"
 #include "../util/codec.h"
 #include "../wss/wss_int.h"
 #include "../xml/xml.h"
@@ -207,33 +208,6 @@ sender_encrypt_ek(struct sender_encrypt *e)
 	return e->reflist != NULL ? 0 : -1;
 }
 
-/* "cid:" + the Content-ID, %-encoding what a URL may not hold (RFC 2392). */
-static char *
-sender_encrypt_cid(struct arena *a, const char *id)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t i, j = 4, n = strlen(id);
-	char *out = arena_alloc(a, 4 + 3 * n + 1);
-	unsigned char c;
-
-	if (out == NULL)
-		return NULL;
-	memcpy(out, "cid:", 4);
-	for (i = 0; i < n; i++) {
-		c = (unsigned char)id[i];
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || strchr("-._~@!$&'()*+,;=:", c)) {
-			out[j++] = (char)c;
-			continue;
-		}
-		out[j++] = '%';
-		out[j++] = hex[c >> 4];
-		out[j++] = hex[c & 15];
-	}
-	out[j] = '\0';
-	return out;
-}
-
 /* EncryptedData's ds:KeyInfo: a reference to our EncryptedKey. */
 static int
 sender_encrypt_ed_keyinfo(struct sender_encrypt *e, xmlNodePtr ed)
@@ -259,7 +233,7 @@ sender_encrypt_ed_keyinfo(struct sender_encrypt *e, xmlNodePtr ed)
 static xmlNodePtr
 sender_encrypt_ed(struct sender_encrypt *e, const struct wss_part *part)
 {
-	const char *uri = sender_encrypt_cid(e->a, part->content_id);
+	const char *uri = mime_cid_url(e->a, part->content_id);
 	xmlDocPtr doc = e->doc;
 	char uuid[37], id[48], ref[52];
 	xmlNodePtr ed = NULL, n = NULL;

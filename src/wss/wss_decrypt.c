@@ -33,6 +33,7 @@
 #include <xmlsec/openssl/evp.h>
 
 #include "../util/codec.h"
+#include "../mime/mime_hdr.h"
 #include "../xml/xml.h"
 
 #define WSS_DEC_XENC11 "http://www.w3.org/2009/xmlenc11#"
@@ -338,36 +339,11 @@ wss_dec_ref(struct wss_dec *d, const xmlNode *ref)
 	return hits == 1 ? hit : NULL;
 }
 
-/* %-decode a cid: URL (RFC 2392, 2) into the arena; NULL when malformed. */
-static char *
-wss_dec_unpct(struct arena *a, const char *s)
-{
-	size_t n = strlen(s), i, j = 0;
-	char *out = arena_alloc(a, n + 1);
-	int hi, lo;
-
-	for (i = 0; out != NULL && i < n; i++) {
-		if (s[i] != '%') {
-			out[j++] = s[i];
-			continue;
-		}
-		hi = codec_hexval(s[i + 1]);
-		lo = hi >= 0 ? codec_hexval(s[i + 2]) : -1;
-		if (lo < 0)
-			return NULL;
-		out[j++] = (char)(hi * 16 + lo);
-		i += 2;
-	}
-	if (out != NULL)
-		out[j] = '\0';
-	return out;
-}
-
 /* The part whose Content-ID the cid: URL (without "cid:") names. */
 static struct wss_part *
 wss_dec_find(struct wss_dec *d, const char *url)
 {
-	const char *id = wss_dec_unpct(d->a, url);
+	const char *id = mime_cid_decode(d->a, url);
 	size_t i;
 
 	for (i = 0; id != NULL && i < d->n_parts; i++)
@@ -449,70 +425,28 @@ wss_dec_split(const unsigned char *p, size_t n, size_t *ret_hl,
 	return 0;
 }
 
-/* End of the header field starting at i (after its last line end,
- * continuation lines included; RFC 5322 2.2.3 folding). */
-static size_t
-wss_dec_field_end(const char *h, size_t n, size_t i)
-{
-	const char *lf;
-
-	for (;;) {
-		lf = memchr(h + i, '\n', n - i);
-		if (lf == NULL)
-			return n;
-		i = (size_t)(lf - h) + 1;
-		if (i >= n || (h[i] != ' ' && h[i] != '\t'))
-			return i;
-	}
-}
-
-/* Unfolded, trimmed copy of a field value (arena). */
-static char *
-wss_dec_unfold(struct arena *a, const char *v, size_t n)
-{
-	char *out = arena_alloc(a, n + 1);
-	size_t i, j = 0;
-
-	if (out == NULL)
-		return NULL;
-	for (i = 0; i < n; i++)
-		if (v[i] != '\r' && v[i] != '\n' && (j > 0 ||
-		    (v[i] != ' ' && v[i] != '\t')))
-			out[j++] = v[i];
-	while (j > 0 && (out[j - 1] == ' ' || out[j - 1] == '\t'))
-		j--;
-	out[j] = '\0';
-	return out;
-}
-
-/* The value of header `name` in the block (NULL when absent); *bad is set
- * for a malformed block or a repeated field. */
+/* The unfolded value of header `name` in the block (NULL when absent);
+ * *bad is set for a malformed block or a repeated field (mime_hdr_get). */
 static char *
 wss_dec_header(struct arena *a, const char *h, size_t n, const char *name,
     int *bad)
 {
-	size_t i = 0, end, len = strlen(name);
-	const char *colon;
+	const char *v;
+	size_t len;
 	char *found = NULL;
 
-	while (i < n && !*bad) {
-		end = wss_dec_field_end(h, n, i);
-		colon = memchr(h + i, ':', end - i);
-		if (colon == NULL || colon == h + i || h[i] == ' ' ||
-		    h[i] == '\t') {
+	switch (mime_hdr_get(h, n, name, &v, &len)) {
+	case 1:
+		if ((found = mime_hdr_unfold(a, v, len)) == NULL)
 			*bad = 1;
-		} else if ((size_t)(colon - (h + i)) == len &&
-		    strncasecmp(h + i, name, len) == 0) {
-			if (found != NULL)
-				*bad = 1;
-			found = wss_dec_unfold(a, colon + 1,
-			    (size_t)(h + end - colon - 1));
-			if (found == NULL)
-				*bad = 1;
-		}
-		i = end;
+		break;
+	case 0:
+		break;
+	default:
+		*bad = 1;
+		break;
 	}
-	return *bad ? NULL : found;
+	return found;
 }
 
 /*

@@ -27,6 +27,7 @@
 #include <xmlsec/transforms.h>
 #include <xmlsec/xmldsig.h>
 
+#include "../mime/mime_hdr.h"
 #include "../util/codec.h"
 #include "../xml/xml.h"
 #include "wss_int.h"
@@ -229,37 +230,6 @@ wss_sign_keyinfo(xmlNodePtr sig, xmlNsPtr wsse, const char *bst_uri)
 }
 
 /*
- * The reference URI of an attachment: "cid:" + its Content-ID, %-encoding
- * what a URL may not hold (RFC 2392 2; the receiver's resolver decodes it).
- * xmlFree the result; NULL on failure.
- */
-static xmlChar *
-wss_sign_cid_uri(const char *id)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t i, j = 4, n = id != NULL ? strlen(id) : 0;
-	xmlChar *out = n > 0 && n < 4096 ? xmlMalloc(4 + 3 * n + 1) : NULL;
-	unsigned char c;
-
-	if (out == NULL)
-		return NULL;
-	memcpy(out, "cid:", 4);
-	for (i = 0; i < n; i++) {
-		c = (unsigned char)id[i];
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || strchr("-._~@!$&*+,;=:", c)) {
-			out[j++] = c;
-			continue;
-		}
-		out[j++] = '%';
-		out[j++] = (xmlChar)hex[c >> 4];
-		out[j++] = (xmlChar)hex[c & 15];
-	}
-	out[j] = '\0';
-	return out;
-}
-
-/*
  * One Reference per attachment (SwA Profile 1.1, 5.3; eDelivery AS4 1.15,
  * 1.4.2.6): "cid:<Content-ID>", the Attachment-Content-Signature-Transform
  * (the part's canonical content, whatever its headers), sha256.
@@ -267,20 +237,28 @@ wss_sign_cid_uri(const char *id)
 static int
 wss_sign_part_refs(xmlNodePtr sig, const struct wss_part *parts, size_t n)
 {
+	struct arena *a = n > 0 ? arena_new(0) : NULL;
 	xmlNodePtr ref;
-	xmlChar *uri;
+	const char *uri;
 	size_t i;
+	int rc = -1;
 
+	if (n > 0 && a == NULL)
+		return -1;
 	for (i = 0; i < n; i++) {
-		uri = wss_sign_cid_uri(parts[i].content_id);
+		/* "cid:" + the Content-ID, %-encoded by the one encoder */
+		uri = mime_cid_url(a, parts[i].content_id);
 		ref = uri != NULL ? xmlSecTmplSignatureAddReference(sig,
-		    xmlSecTransformSha256Id, NULL, uri, NULL) : NULL;
-		xmlFree(uri);
+		    xmlSecTransformSha256Id, NULL, (const xmlChar *)uri,
+		    NULL) : NULL;
 		if (ref == NULL || xmlSecTmplReferenceAddTransform(ref,
 		    wss_swa_content_sig_id()) == NULL)
-			return -1;
+			goto out;
 	}
-	return 0;
+	rc = 0;
+out:
+	arena_free(a);
+	return rc;
 }
 
 /*

@@ -36,7 +36,8 @@
 #include <xmlsec/io.h>
 #include <xmlsec/transforms.h>
 
-#include "../util/codec.h"
+#include "../mime/mime.h"
+#include "../mime/mime_hdr.h"
 #include "../xml/xml.h"
 
 /* Limits for parsing an XML attachment for its canonical form (the body
@@ -51,9 +52,6 @@
 /* One MIME header value, and parameters per Content-Type/-Disposition. */
 #define WSS_SWA_MAX_VALUE 16384
 #define WSS_SWA_MAX_PARAMS 32
-#define WSS_SWA_MAX_NAME 64
-/* RFC 2047 2: an encoded-word is at most 75 characters. */
-#define WSS_SWA_MAX_EW 75
 /* Octets a transform handles per step when they are pushed in bulk. */
 #define WSS_SWA_SLICE ((xmlSecSize)64 << 10)
 
@@ -72,10 +70,10 @@ struct wss_swa_stream {
 	size_t len, off;
 };
 
-/* One Content-Type / Content-Disposition parameter, decoded in place. */
+/* One Content-Type / Content-Disposition parameter (arena copies). */
 struct wss_swa_param {
-	char name[WSS_SWA_MAX_NAME];
-	const char *value;
+	const char *name;
+	char *value;
 	size_t len;
 };
 
@@ -107,44 +105,12 @@ wss_swa_lower(char c)
 	return c;
 }
 
-/* SP or HTAB (RFC 5322 WSP). */
-static int
-wss_swa_wsp(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
 /* Does uri use the cid: scheme (RFC 2392, case-insensitive)?  Also the
  * xmlsec IO match callback: cid: URIs and nothing else. */
 static int
 wss_swa_is_cid(const char *uri)
 {
 	return uri != NULL && strncasecmp(uri, "cid:", 4) == 0;
-}
-
-/*
- * Does the %-encoded enc decode (RFC 2392 2) to exactly id?  1 yes, 0 no,
- * -1 enc is malformed (a bad escape or %00) before it stopped matching.
- */
-static int
-wss_swa_cid_match(const char *enc, const char *id)
-{
-	int hi, lo, c;
-
-	while (*enc != '\0') {
-		c = (unsigned char)*enc++;
-		if (c == '%') {
-			hi = codec_hexval(enc[0]);
-			lo = hi < 0 ? -1 : codec_hexval(enc[1]);
-			if (lo < 0 || hi + lo == 0)
-				return -1;
-			c = hi * 16 + lo;
-			enc += 2;
-		}
-		if ((unsigned char)*id++ != c)
-			return 0;
-	}
-	return *id == '\0';
 }
 
 /*
@@ -163,7 +129,8 @@ wss_swa_lookup(const char *id, int decoded)
 		if (wss_swa_tls.parts[i].content_id == NULL)
 			continue;
 		m = decoded ? strcmp(id, wss_swa_tls.parts[i].content_id) == 0 :
-		    wss_swa_cid_match(id, wss_swa_tls.parts[i].content_id);
+		    mime_cid_match(id, strlen(id),
+		    wss_swa_tls.parts[i].content_id);
 		if (m == -1 || (m == 1 && found != NULL))
 			return NULL;
 		if (m == 1)
@@ -250,20 +217,24 @@ wss_swa_put(xmlSecBufferPtr out, const void *p, size_t len)
 static enum wss_swa_kind
 wss_swa_kind(const char *content_type)
 {
-	char mt[128];
-	size_t n = 0;
-	const char *p = content_type != NULL ? content_type : "text/plain";
+	struct arena *a = arena_new(0);
+	enum wss_swa_kind kind = WSS_SWA_RAW;
+	struct mime_ct ct;
+	size_t n;
 
-	while (wss_swa_wsp(*p))
-		p++;
-	while (*p != '\0' && *p != ';' && *p != '(' && !wss_swa_wsp(*p) &&
-	    n < sizeof(mt) - 1)
-		mt[n++] = wss_swa_lower(*p++);
-	mt[n] = '\0';
-	if (strcmp(mt, "text/xml") == 0 || strcmp(mt, "application/xml") == 0 ||
-	    (n > 4 && strchr(mt, '/') != NULL && strcmp(mt + n - 4, "+xml") == 0))
-		return WSS_SWA_XML;
-	return strncmp(mt, "text/", 5) == 0 ? WSS_SWA_TEXT : WSS_SWA_RAW;
+	/* the one Content-Type grammar (mime_ct); unparseable: octets */
+	if (a != NULL && mime_ct_parse(a, content_type != NULL ? content_type :
+	    "text/plain", &ct) == 0) {
+		n = strlen(ct.type);
+		if (strcmp(ct.type, "text/xml") == 0 ||
+		    strcmp(ct.type, "application/xml") == 0 ||
+		    (n > 4 && strcmp(ct.type + n - 4, "+xml") == 0))
+			kind = WSS_SWA_XML;
+		else if (strncmp(ct.type, "text/", 5) == 0)
+			kind = WSS_SWA_TEXT;
+	}
+	arena_free(a);
+	return kind;
 }
 
 /* Text canonical form (RFC 2045 / SwA 5.4.2): CR, LF and CRLF become CRLF.
@@ -350,207 +321,6 @@ out:
 	return rc;
 }
 
-/*
- * Find the header called name in a raw MIME header block: its value (after
- * the colon, continuation lines included) in [*ret_v, *ret_v + *ret_len).
- * 1 found, 0 absent, -1 present twice.
- */
-static int
-wss_swa_hdr_get(const char *h, size_t hlen, const char *name,
-    const char **ret_v, size_t *ret_len)
-{
-	const char *p = h, *end = h + hlen, *nl, *q;
-	size_t nlen = strlen(name);
-	int found = 0;
-
-	while (p < end) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		nl = nl != NULL ? nl + 1 : end;
-		while (nl < end && wss_swa_wsp(*nl)) { /* folded */
-			nl = memchr(nl, '\n', (size_t)(end - nl));
-			nl = nl != NULL ? nl + 1 : end;
-		}
-		q = p + nlen;
-		if ((size_t)(nl - p) > nlen && strncasecmp(p, name, nlen) == 0) {
-			while (q < nl && wss_swa_wsp(*q))
-				q++;
-			if (q < nl && *q == ':') {
-				if (found++)
-					return -1;
-				*ret_v = q + 1;
-				*ret_len = (size_t)(nl - q - 1);
-			}
-		}
-		p = nl;
-	}
-	return found;
-}
-
-/* RFC 5322 2.2.3 unfolding (CR and LF dropped, the blanks kept) into a
- * new string (malloc); NULL when too long or out of memory. */
-static char *
-wss_swa_unfold(const char *v, size_t len)
-{
-	char *s = len <= WSS_SWA_MAX_VALUE ? calloc(1, len + 1) : NULL;
-	size_t i, o = 0;
-
-	if (s == NULL)
-		return NULL;
-	for (i = 0; i < len; i++)
-		if (v[i] != '\r' && v[i] != '\n')
-			s[o++] = v[i];
-	s[o] = '\0';
-	return s;
-}
-
-/*
- * Remove RFC 822 comments outside quoted strings (SwA 5.4.1, as WSS4J:
- * the comment goes, nothing replaces it), then blanks at both ends.
- * -1 on an unbalanced comment or quote.
- */
-static int
-wss_swa_uncomment(char *s)
-{
-	char *r = s, *w = s;
-	int depth = 0, quoted = 0;
-
-	for (; *r != '\0'; r++) {
-		if (*r == '\\' && (quoted || depth > 0) && r[1] != '\0') {
-			if (depth == 0)
-				*w++ = *r;
-			r++;
-		} else if (depth == 0 && *r == '"') {
-			quoted = !quoted;
-		} else if (!quoted && (*r == '(' || (*r == ')' && depth > 0))) {
-			depth += *r == '(' ? 1 : -1;
-			continue;
-		}
-		if (depth == 0)
-			*w++ = *r;
-	}
-	while (w > s && wss_swa_wsp(w[-1]))
-		w--;
-	*w = '\0';
-	for (r = s; wss_swa_wsp(*r); r++)
-		;
-	memmove(s, r, strlen(r) + 1);
-	return depth == 0 && !quoted ? 0 : -1;
-}
-
-/*
- * Decode one RFC 2047 encoded-word "=?charset?B|Q?text?=" at p to *w
- * (charsets UTF-8 and US-ASCII: the octets as they are; never longer than
- * the word).  Characters consumed, 0 when p is no encoded-word, -1 when it
- * is one we cannot decode (other charsets, bad encoding, a NUL).
- */
-static int
-wss_swa_ew(const char *p, char **w)
-{
-	char buf[WSS_SWA_MAX_EW + 1], *cs, *enc, *txt, *end, *q;
-	size_t len = strcspn(p, " \t");
-	xmlSecSize n = 0;
-	int hi, lo, c;
-
-	if (strncmp(p, "=?", 2) != 0)
-		return 0;
-	len = len < WSS_SWA_MAX_EW ? len : WSS_SWA_MAX_EW;
-	memcpy(buf, p, len);
-	buf[len] = '\0';
-	cs = buf + 2;
-	if ((enc = strchr(cs, '?')) == NULL || enc[1] == '\0' || enc[2] != '?' ||
-	    (end = strstr(enc + 3, "?=")) == NULL)
-		return 0;
-	*enc = '\0';
-	*end = '\0';
-	txt = enc + 3;
-	if ((q = strchr(cs, '*')) != NULL) /* RFC 2231 5: a language */
-		*q = '\0';
-	if (strcasecmp(cs, "utf-8") != 0 && strcasecmp(cs, "us-ascii") != 0)
-		return -1;
-	if (wss_swa_lower(enc[1]) == 'b') {
-		if (xmlSecBase64DecodeInPlace((xmlChar *)txt, &n) < 0 ||
-		    memchr(txt, '\0', n) != NULL)
-			return -1;
-		memcpy(*w, txt, n);
-		*w += n;
-	} else if (wss_swa_lower(enc[1]) == 'q') {
-		for (q = txt; *q != '\0'; q++) {
-			c = *q == '_' ? ' ' : (unsigned char)*q;
-			if (*q == '=') {
-				hi = codec_hexval(q[1]);
-				lo = hi < 0 ? -1 : codec_hexval(q[2]);
-				if (lo < 0 || hi + lo == 0)
-					return -1;
-				c = hi * 16 + lo;
-				q += 2;
-			}
-			*(*w)++ = (char)c;
-		}
-	} else {
-		return -1;
-	}
-	return (int)(end + 2 - buf);
-}
-
-/*
- * RFC 2047 6: decode the encoded-words of an unstructured value in place;
- * blanks between two adjacent encoded-words disappear.  -1 on an
- * encoded-word we cannot decode.
- */
-static int
-wss_swa_rfc2047(char *s)
-{
-	char *r = s, *w = s, *blank;
-	int n, after_ew = 0;
-
-	while (*r != '\0') {
-		blank = r;
-		while (after_ew && wss_swa_wsp(*r))
-			r++;
-		n = wss_swa_ew(r, &w);
-		if (n < 0)
-			return -1;
-		if (n == 0) {
-			r = blank; /* no blanks between encoded-words */
-			*w++ = *r++;
-		} else {
-			r += n;
-		}
-		after_ew = n > 0;
-	}
-	*w = '\0';
-	return 0;
-}
-
-/* RFC 2231 4: value "charset'language'%XX..." decoded in place (UTF-8 or
- * US-ASCII, or no charset); -1 when malformed. */
-static int
-wss_swa_rfc2231(char *v, size_t *len)
-{
-	char *q1 = memchr(v, '\'', *len), *q2 = NULL, *r, *w = v;
-	int hi, lo;
-
-	if (q1 != NULL)
-		q2 = memchr(q1 + 1, '\'', *len - (size_t)(q1 + 1 - v));
-	if (q2 == NULL || (q1 != v && strncasecmp(v, "utf-8'", 6) != 0 &&
-	    strncasecmp(v, "us-ascii'", 9) != 0))
-		return -1;
-	for (r = q2 + 1; r < v + *len; r++) {
-		if (*r == '%') {
-			hi = r + 2 < v + *len ? codec_hexval(r[1]) : -1;
-			lo = hi < 0 ? -1 : codec_hexval(r[2]);
-			if (lo < 0 || hi + lo == 0)
-				return -1;
-			*w++ = (char)(hi * 16 + lo);
-			r += 2;
-		} else {
-			*w++ = *r;
-		}
-	}
-	*len = (size_t)(w - v);
-	return 0;
-}
-
 /* Parameters whose values SwA 5.4.1 (as WSS4J) compares case-insensitively. */
 static int
 wss_swa_lc_param(const char *name)
@@ -563,59 +333,6 @@ wss_swa_lc_param(const char *name)
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(name, names[i]) == 0)
 			return 1;
-	return 0;
-}
-
-/*
- * Read one parameter "name=value" at *pp (blanks around '=' allowed):
- * name lower case; a quoted-string value unescaped in place; "name*" an
- * RFC 2231 extended value, decoded.  RFC 2231 continuations ("name*0") are
- * not supported: -1, as for anything malformed.
- */
-static int
-wss_swa_param_read(char **pp, struct wss_swa_param *pr)
-{
-	char *p = *pp, *v, *w;
-	size_t n = 0, len, i;
-	int ext;
-
-	while (*p != '\0' && *p != '=' && *p != ';' && *p != '"' &&
-	    !wss_swa_wsp(*p) && n + 1 < sizeof(pr->name))
-		pr->name[n++] = wss_swa_lower(*p++);
-	pr->name[n] = '\0';
-	while (wss_swa_wsp(*p))
-		p++;
-	if (n == 0 || *p++ != '=')
-		return -1;
-	while (wss_swa_wsp(*p))
-		p++;
-	ext = pr->name[n - 1] == '*';
-	if (ext)
-		pr->name[--n] = '\0';
-	if (n == 0 || strchr(pr->name, '*') != NULL || (ext && *p == '"'))
-		return -1;
-	v = w = p;
-	if (*p == '"') {
-		for (p++; *p != '"'; p++) {
-			if (*p == '\0')
-				return -1;
-			p += *p == '\\' && p[1] != '\0';
-			*w++ = *p;
-		}
-		p++;
-	} else {
-		while (*p != '\0' && *p != ';' && !wss_swa_wsp(*p))
-			p++;
-		w = p;
-	}
-	len = (size_t)(w - v);
-	if (ext && wss_swa_rfc2231(v, &len) < 0)
-		return -1;
-	for (i = 0; wss_swa_lc_param(pr->name) && i < len; i++)
-		v[i] = wss_swa_lower(v[i]);
-	pr->value = v;
-	pr->len = len;
-	*pp = p;
 	return 0;
 }
 
@@ -647,45 +364,37 @@ wss_swa_param_emit(const struct wss_swa_param *pr, xmlSecBufferPtr out)
 }
 
 /*
- * SwA 5.4.1 for Content-Type and Content-Disposition (uncommented value v):
- * the value itself lower case, then its parameters sorted by name, each as
- * ;name="value".  A parameter named twice is refused.
+ * SwA 5.4.1 for Content-Type and Content-Disposition (uncommented value v,
+ * parsed by the one parameter grammar, mime_ct_value_parse): the value
+ * itself lower case, then its parameters sorted by name, each as
+ * ;name="value", the values of wss_swa_lc_param's lower case.  A parameter
+ * named twice is refused (by the parser).
  */
 static int
-wss_swa_structured(char *v, xmlSecBufferPtr out)
+wss_swa_structured(struct arena *a, const char *v, xmlSecBufferPtr out)
 {
 	struct wss_swa_param pr[WSS_SWA_MAX_PARAMS];
-	char *p = v;
-	size_t n = 0, i;
-	int rc = -1;
+	const struct mime_param *params;
+	const char *value;
+	size_t n, i, j;
 
-	for (; *p != '\0' && *p != ';' && !wss_swa_wsp(*p); p++)
-		*p = wss_swa_lower(*p);
-	if (p == v || wss_swa_put(out, v, (size_t)(p - v)) < 0)
-		goto out;
-	for (;;) {
-		while (wss_swa_wsp(*p))
-			p++;
-		if (*p != ';')
-			break;
-		for (p++; wss_swa_wsp(*p); p++)
-			;
-		if (*p == ';' || *p == '\0')
-			continue; /* an empty parameter */
-		if (n == WSS_SWA_MAX_PARAMS || wss_swa_param_read(&p, &pr[n]) < 0)
-			goto out;
-		n++;
+	if (mime_ct_value_parse(a, v, &value, &params, &n) == -1 ||
+	    n > WSS_SWA_MAX_PARAMS || wss_swa_put(out, value, strlen(value)) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		pr[i].name = params[i].name;
+		pr[i].len = strlen(params[i].value);
+		pr[i].value = arena_strndup(a, params[i].value, pr[i].len);
+		if (pr[i].value == NULL)
+			return -1;
+		for (j = 0; wss_swa_lc_param(pr[i].name) && j < pr[i].len; j++)
+			pr[i].value[j] = wss_swa_lower(pr[i].value[j]);
 	}
-	if (*p != '\0')
-		goto out;
 	qsort(pr, n, sizeof(pr[0]), wss_swa_param_cmp);
 	for (i = 0; i < n; i++)
-		if ((i > 0 && strcmp(pr[i - 1].name, pr[i].name) == 0) ||
-		    wss_swa_param_emit(&pr[i], out) < 0)
-			goto out;
-	rc = 0;
-out:
-	return rc;
+		if (wss_swa_param_emit(&pr[i], out) < 0)
+			return -1;
+	return 0;
 }
 
 /* SwA 5.4.1: the headers that are signed, in sorted order and this case. */
@@ -702,18 +411,19 @@ static const char *const wss_swa_hdrs[] = {
 static int
 wss_swa_hdr_value(size_t i, const char *v, size_t len, xmlSecBufferPtr out)
 {
-	char *s = wss_swa_unfold(v, len);
+	struct arena *a = len <= WSS_SWA_MAX_VALUE ? arena_new(0) : NULL;
+	char *s = a != NULL ? mime_hdr_unfold(a, v, len) : NULL;
 	int rc = -1;
 
-	if (s == NULL || (i == 0 && wss_swa_rfc2047(s) < 0) ||
-	    wss_swa_uncomment(s) < 0)
+	if (s == NULL || (i == 0 && mime_hdr_rfc2047(s) < 0) ||
+	    mime_hdr_uncomment(s) < 0)
 		goto out;
 	if (i == 1 || i == 4)
-		rc = wss_swa_structured(s, out);
+		rc = wss_swa_structured(a, s, out);
 	else
 		rc = wss_swa_put(out, s, strlen(s));
 out:
-	free(s);
+	arena_free(a);
 	return rc;
 }
 
@@ -756,7 +466,7 @@ wss_swa_headers(const struct wss_part *part, xmlSecBufferPtr out)
 	if (h == NULL && (h = synth = wss_swa_synth(part, &hlen)) == NULL)
 		goto out;
 	for (i = 0; i < sizeof(wss_swa_hdrs) / sizeof(wss_swa_hdrs[0]); i++) {
-		found = wss_swa_hdr_get(h, hlen, wss_swa_hdrs[i], &v, &vlen);
+		found = mime_hdr_get(h, hlen, wss_swa_hdrs[i], &v, &vlen);
 		if (found == -1)
 			goto out;
 		if (found == 0 && i != 4)

@@ -580,8 +580,9 @@ test_find(void **state)
 		{ "CID:earth", "1" }, { "cid:<earth>", "1" },
 		{ " earth ", "1" },
 		{ "cid:a%20b%2Fc@x", "2" }, { "cid:a%20b%2fc@x", "2" },
-		{ "a b/c@x", "2" }, { "a%20b/c@x", "2" }, { "a%2", NULL },
-		{ "cid:100%", "3" }, { "cid:100%25", "3" },
+		{ "a b/c@x", "2" }, { "a%20b/c@x", NULL }, { "a%2", NULL },
+		/* one cid: decoder (mime_hdr.h): a bad escape names nothing */
+		{ "cid:100%", NULL }, { "cid:100%25", "3" }, { "100%", "3" },
 		{ "Case", "4" }, { "case", NULL }, { "cid:", NULL },
 		{ "", NULL },
 		{ "eart", NULL }, { "earth2", NULL },
