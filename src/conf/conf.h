@@ -97,7 +97,12 @@ struct conf_limits {
 	size_t request_memory_bytes;    /* requestMemoryBytes: per-request arena budget, default 256 MiB */
 	size_t max_parts;               /* maxParts: MIME parts per message, default 64 */
 	size_t max_xml_depth;           /* maxXmlDepth, default 64 */
-	size_t max_xml_nodes;           /* maxXmlNodes, default 100000 */
+	size_t max_xml_nodes;           /* maxXmlNodes: nodes of every kind (elements, attributes,
+	                                 * text, CDATA, comments, PIs), default 100000 */
+	size_t max_xml_attributes;      /* maxXmlAttributes: attributes + namespace declarations per
+	                                 * element, and namespace declarations in scope, default 64 */
+	size_t max_envelope_bytes;      /* maxEnvelopeBytes: the SOAP root part (the whole body of a
+	                                 * bare application/soap+xml request), default 4 MiB; 413 */
 	unsigned header_timeout_s;      /* headerTimeoutSeconds, default 10: the whole request head
 	                                 * (request line and headers) must arrive within it, however
 	                                 * slowly it trickles (slowloris: NEGATIVE-CASES 6) */

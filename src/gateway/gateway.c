@@ -209,6 +209,42 @@ gateway_secure(const struct gateway *gw, struct arena *a,
 	return payload_decompress(a, um, &gw->payload_limits, err);
 }
 
+/*
+ * SOAP 1.2 Part 2, 7.1.4 / RFC 7303 3.2: a charset parameter on the root
+ * part's media type (the request's, for a bare envelope) must name UTF-8 or
+ * UTF-16 and agree with the bytes; the XML declaration is checked by
+ * xml_parse().
+ */
+static int
+gateway_charset(struct arena *a, const struct mime_part *root,
+    struct err *err)
+{
+	struct mime_ct ct;
+
+	if (root->content_type == NULL ||
+	    mime_ct_parse(a, root->content_type, &ct) == -1)
+		return 0;      /* mime_parse() judged the header already */
+	return xml_charset_check(mime_ct_param(&ct, "charset"),
+	    (const char *)root->data, root->len, err);
+}
+
+/*
+ * The envelope's XML limits (README "Configuration"): every node kind
+ * counts, the root part has its own byte cap, and libxml2's memory is
+ * counted against what the request's arena has left.
+ */
+static void
+gateway_xml_limits(const struct conf_limits *lim, struct arena *a,
+    struct xml_limits *ret)
+{
+	xml_limits_default(ret);
+	ret->max_depth = lim->max_xml_depth;
+	ret->max_nodes = lim->max_xml_nodes;
+	ret->max_attributes = lim->max_xml_attributes;
+	ret->max_bytes = lim->max_envelope_bytes;
+	ret->max_memory = arena_remaining(a);
+}
+
 /* Parse and validate up to a P-Mode-matched UserMessage. */
 static int
 gateway_parse(const struct gateway *gw, struct arena *a,
@@ -225,14 +261,13 @@ gateway_parse(const struct gateway *gw, struct arena *a,
 
 	mime_limits_default(&mlim);
 	mlim.max_parts = lim->max_parts;
-	xml_limits_default(&xlim);
-	xlim.max_depth = lim->max_xml_depth;
-	xlim.max_nodes = lim->max_xml_nodes;
 	if (mime_parse(a, req->content_type, req->body, req->len, &mlim, &mime,
 	    err) == -1)
 		return -1;
 	root = &mime.parts[mime.root];
-	if (xml_parse(a, (const char *)root->data, root->len, &xlim, &doc,
+	gateway_xml_limits(lim, a, &xlim);
+	if (gateway_charset(a, root, err) == -1 ||
+	    xml_parse(a, (const char *)root->data, root->len, &xlim, &doc,
 	    err) == -1 || soap_open(doc, env, err) == -1 ||
 	    gateway_check_headers(env, err) == -1)
 		return -1;

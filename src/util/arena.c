@@ -195,3 +195,22 @@ arena_used(const struct arena *a)
 {
 	return a == NULL ? 0 : a->used;
 }
+
+size_t
+arena_remaining(const struct arena *a)
+{
+	if (a == NULL)
+		return 0;
+	if (a->budget == 0)
+		return SIZE_MAX;
+	return a->used < a->budget ? a->budget - a->used : 0;
+}
+
+int
+arena_charge(struct arena *a, size_t n)
+{
+	if (a == NULL || n > arena_remaining(a))
+		return -1;
+	a->used += n;
+	return 0;
+}

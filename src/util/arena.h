@@ -42,7 +42,17 @@ char *arena_sprintf(struct arena *a, const char *fmt, ...)
  */
 int arena_cleanup(struct arena *a, arena_cleanup_fn fn, void *ptr);
 
-/* Bytes handed out so far (for metrics and tests). */
+/* Bytes the arena may still hand out or be charged (SIZE_MAX: no budget). */
+size_t arena_remaining(const struct arena *a);
+
+/*
+ * Count n bytes held outside the arena (a libxml2 tree it owns through a
+ * cleanup) against its budget, as if allocated here: 0, or -1 (nothing
+ * counted) when that would exceed the budget.
+ */
+int arena_charge(struct arena *a, size_t n);
+
+/* Bytes handed out (or charged) so far (for metrics and tests). */
 size_t arena_used(const struct arena *a);
 
 #endif

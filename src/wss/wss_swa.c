@@ -293,8 +293,10 @@ wss_swa_sink_write(void *ctx, const char *buf, int len)
 static int
 wss_swa_xml(const unsigned char *p, size_t len, xmlSecBufferPtr out)
 {
+	/* no byte cap or memory count here; any encoding a business
+	 * document may use that keeps the markup ASCII (xml.h) */
 	struct xml_limits lim = { WSS_SWA_XML_MAX_DEPTH,
-		WSS_SWA_XML_MAX_ATTRS, WSS_SWA_XML_MAX_NODES };
+		WSS_SWA_XML_MAX_ATTRS, WSS_SWA_XML_MAX_NODES, 0, 0, 1 };
 	struct wss_swa_sink sink = { out, 0 };
 	struct arena *a = arena_new((size_t)64 << 10);
 	xmlOutputBufferPtr ob = NULL;

@@ -1,12 +1,22 @@
 /*
- * xml — hardened libxml2 parsing, the embedded-schema entity loader, schema
- * validation and small DOM helpers.  See xml.h for the rules enforced here.
+ * xml — hardened libxml2 parsing and small DOM helpers.  See xml.h for the
+ * rules enforced here; encodings are decided in xml_enc.c, allocations
+ * counted in xml_mem.c, the embedded schemas served from xml_schema.c.
  *
- * Every parse and validation installs its own structured error handler on
- * its own context, so no libxml2 message ever reaches stderr, whichever
- * thread runs it (libxml2 error globals are per thread).
+ * Every parse installs its own structured error handler on its own
+ * context, so no libxml2 message ever reaches stderr, whichever thread runs
+ * it (libxml2 error globals are per thread).
+ *
+ * libxml2 reads the document through a read callback (xml_read), never
+ * from memory in one piece: after a fatal error libxml2 2.9 goes on
+ * parsing with the SAX callbacks (our limits) switched off, and
+ * xmlStopParser() from an error handler frees the input under its feet.
+ * A parse is ended instead by setting `stop` (xml_stop): the next read
+ * says end of input, so at most the chunk already read is parsed after
+ * any error or limit.
  */
 #include "xml.h"
+#include "xml_int.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -18,7 +28,6 @@
 #include <libxml/SAX2.h>
 #include <libxml/xmlIO.h>
 #include <libxml/xmlerror.h>
-#include <libxml/xmlschemas.h>
 
 #include "../util/buf.h"
 
@@ -26,11 +35,19 @@
 #define XML_NAME_MAX 1024
 /* Largest configuration file read by xml_parse_file. */
 #define XML_FILE_MAX (16u * 1024u * 1024u)
+/* Bytes handed to libxml2 per read: what it may parse after a stop. */
+#define XML_READ_CHUNK 4096
 
-/* Per-parse state, reached from SAX callbacks through ctxt->_private. */
+/* Per-parse state, reached from SAX callbacks through ctxt->_private and
+ * from the read callback as its context. */
 struct xml_state {
 	const struct xml_limits *lim;
+	struct xml_mem *mem;  /* libxml2's allocations, or NULL: not counted */
+	const char *in;       /* input not yet read by libxml2 */
+	size_t in_left;
 	size_t depth, nodes;
+	int native;       /* libxml2 decodes a legacy encoding (xml_enc.c) */
+	int stop;         /* end of input at the next read */
 	int dtd;          /* a DOCTYPE or entity declaration was seen */
 	int complex;      /* a limit was exceeded */
 	int ns_error;     /* a namespace error other than a non-URI name */
@@ -46,6 +63,9 @@ xml_limits_default(struct xml_limits *lim)
 	lim->max_depth = 64;
 	lim->max_attributes = 64;
 	lim->max_nodes = 100000;
+	lim->max_bytes = XML_MAX_BYTES_DEFAULT;
+	lim->max_memory = 0;
+	lim->legacy_encodings = 0;
 }
 
 /* Discard a libxml2 generic (printf-style) message: nothing may print. */
@@ -64,194 +84,13 @@ xml_silent_structured(void *ctx, xmlErrorPtr e)
 	(void)e;
 }
 
-/* The last path component of a URL or system id ("a/b/soap11.xsd" -> "soap11.xsd"). */
-static const char *
-xml_base_name(const char *url)
-{
-	const char *slash = strrchr(url, '/');
-	const char *bslash = strrchr(url, '\\');
-
-	if (bslash != NULL && (slash == NULL || bslash > slash))
-		slash = bslash;
-	return slash != NULL ? slash + 1 : url;
-}
-
-/* The embedded file with this base name, or NULL. */
-const struct xml_embedded *
-xml_embedded_find(const char *name)
-{
-	size_t i;
-
-	if (name == NULL)
-		return NULL;
-	for (i = 0; i < xml_embedded_count; i++)
-		if (xml_embedded_files[i].name != NULL &&
-		    strcmp(xml_embedded_files[i].name, name) == 0)
-			return &xml_embedded_files[i];
-	return NULL;
-}
-
-/*
- * Schemas for namespaces that the embedded XSDs import without a
- * schemaLocation.  libxml2 cannot resolve xml:lang (used by soap12.xsd and
- * the ebMS header schema) or the xlink/xmldsig references of the ebBP
- * signals schema otherwise.  xml.xsd and xlink.xsd declare the attributes
- * used; the xmldsig one is a lax stand-in (ds:Signature and ds:Reference
- * accept any content), since signatures are verified by wss/, not by XSD.
- */
-struct xml_builtin {
-	const char *ns;
-	const char *name;
-	const char *text;
-};
-
-static const struct xml_builtin xml_builtins[] = {
-	{"http://www.w3.org/XML/1998/namespace", "xml.xsd",
-	    "<xs:schema xmlns:xs=\"http://www.w3.org/2001/XMLSchema\""
-	    " targetNamespace=\"http://www.w3.org/XML/1998/namespace\">"
-	    "<xs:attribute name=\"lang\"><xs:simpleType><xs:union"
-	    " memberTypes=\"xs:language\"><xs:simpleType><xs:restriction"
-	    " base=\"xs:string\"><xs:enumeration value=\"\"/></xs:restriction>"
-	    "</xs:simpleType></xs:union></xs:simpleType></xs:attribute>"
-	    "<xs:attribute name=\"space\"><xs:simpleType><xs:restriction"
-	    " base=\"xs:NCName\"><xs:enumeration value=\"default\"/>"
-	    "<xs:enumeration value=\"preserve\"/></xs:restriction>"
-	    "</xs:simpleType></xs:attribute>"
-	    "<xs:attribute name=\"base\" type=\"xs:anyURI\"/>"
-	    "<xs:attribute name=\"id\" type=\"xs:ID\"/></xs:schema>"},
-	{"http://www.w3.org/1999/xlink", "xlink.xsd",
-	    "<xs:schema xmlns:xs=\"http://www.w3.org/2001/XMLSchema\""
-	    " targetNamespace=\"http://www.w3.org/1999/xlink\">"
-	    "<xs:attribute name=\"type\" type=\"xs:string\"/>"
-	    "<xs:attribute name=\"href\" type=\"xs:anyURI\"/>"
-	    "<xs:attribute name=\"role\" type=\"xs:anyURI\"/>"
-	    "<xs:attribute name=\"arcrole\" type=\"xs:anyURI\"/>"
-	    "<xs:attribute name=\"title\" type=\"xs:string\"/>"
-	    "<xs:attribute name=\"show\" type=\"xs:string\"/>"
-	    "<xs:attribute name=\"actuate\" type=\"xs:string\"/></xs:schema>"},
-	{"http://www.w3.org/2000/09/xmldsig#", "xmldsig-lax.xsd",
-	    "<xs:schema xmlns:xs=\"http://www.w3.org/2001/XMLSchema\""
-	    " targetNamespace=\"http://www.w3.org/2000/09/xmldsig#\">"
-	    "<xs:complexType name=\"Lax\" mixed=\"true\"><xs:sequence>"
-	    "<xs:any namespace=\"##any\" processContents=\"lax\" minOccurs=\"0\""
-	    " maxOccurs=\"unbounded\"/></xs:sequence>"
-	    "<xs:anyAttribute processContents=\"lax\"/></xs:complexType>"
-	    "<xs:element name=\"Signature\" type=\"Lax\""
-	    " xmlns=\"http://www.w3.org/2000/09/xmldsig#\"/>"
-	    "<xs:element name=\"Reference\" type=\"Lax\""
-	    " xmlns=\"http://www.w3.org/2000/09/xmldsig#\"/></xs:schema>"},
-};
-
-#define XML_N_BUILTINS (sizeof(xml_builtins) / sizeof(xml_builtins[0]))
-
-/* Is the import tag [tag, tag + len) location-less for a built-in namespace? */
-static const struct xml_builtin *
-xml_import_builtin(const char *tag, size_t len)
-{
-	char quoted[128];
-	size_t i;
-	int n;
-
-	if (memmem(tag, len, "schemaLocation", 14) != NULL)
-		return NULL;
-	for (i = 0; i < XML_N_BUILTINS; i++) {
-		n = snprintf(quoted, sizeof(quoted), "\"%s\"", xml_builtins[i].ns);
-		if (n < 2 || (size_t)n >= sizeof(quoted))
-			continue;
-		if (memmem(tag, len, quoted, (size_t)n) != NULL)
-			return &xml_builtins[i];
-		quoted[0] = '\'';
-		quoted[n - 1] = '\'';
-		if (memmem(tag, len, quoted, (size_t)n) != NULL)
-			return &xml_builtins[i];
-	}
-	return NULL;
-}
-
-/*
- * Copy schema text into out, adding schemaLocation="<built-in>" to every
- * xsd:import of a built-in namespace that has none (see xml_builtins).
- */
-static int
-xml_schema_patch(const char *src, size_t len, struct buf *out)
-{
-	const struct xml_builtin *b;
-	const char *p = src, *end = src + len, *hit, *gt;
-
-	while ((hit = memmem(p, (size_t)(end - p), "import", 6)) != NULL) {
-		hit += 6;
-		gt = memchr(hit, '>', (size_t)(end - hit));
-		if (gt == NULL)
-			break;
-		if (hit - src < 8 || (hit[-7] != ':' && hit[-7] != '<') ||
-		    (*hit != ' ' && *hit != '\t' && *hit != '\n' && *hit != '\r'))
-			b = NULL;
-		else
-			b = xml_import_builtin(hit, (size_t)(gt - hit));
-		if (buf_append(out, p, (size_t)(hit - p)) == -1 ||
-		    (b != NULL && buf_printf(out, " schemaLocation=\"%s\"",
-		    b->name) == -1))
-			return -1;
-		p = hit;
-	}
-	return buf_append(out, p, (size_t)(end - p));
-}
-
-/* Patched text of the embedded or built-in schema with this base name. */
-static int
-xml_schema_text(const char *name, struct buf *out)
-{
-	const struct xml_embedded *e = xml_embedded_find(name);
-	size_t i;
-
-	if (e != NULL)
-		return e->len > 0 && e->len <= INT_MAX ?
-		    xml_schema_patch((const char *)e->data, e->len, out) : -1;
-	for (i = 0; i < XML_N_BUILTINS; i++)
-		if (name != NULL && strcmp(xml_builtins[i].name, name) == 0)
-			return buf_puts(out, xml_builtins[i].text);
-	return -1;
-}
-
-/*
- * The process-wide external entity loader: serves the embedded schemas (by
- * base name, for xsd:import schemaLocation) and refuses everything else, so
- * no file or network access ever comes from XML processing.
- */
-static xmlParserInputPtr
-xml_entity_loader(const char *url, const char *id, xmlParserCtxtPtr ctxt)
-{
-	struct buf text = {0};
-	xmlParserInputBufferPtr pbuf = NULL;
-	xmlParserInputPtr in = NULL;
-	const char *name = url != NULL ? url : id;
-
-	if (name == NULL || xml_schema_text(xml_base_name(name), &text) == -1 ||
-	    text.len > INT_MAX)
-		goto out;
-	/* a copy: static buffers are mishandled by libxml2 2.9 */
-	pbuf = xmlParserInputBufferCreateMem(text.data, (int)text.len,
-	    XML_CHAR_ENCODING_NONE);
-	if (pbuf == NULL)
-		goto out;
-	in = xmlNewIOInputStream(ctxt, pbuf, XML_CHAR_ENCODING_NONE);
-	if (in == NULL) {
-		xmlFreeParserInputBuffer(pbuf);
-		goto out;
-	}
-	in->filename = (const char *)xmlStrdup(
-	    (const xmlChar *)xml_base_name(name));
-out:
-	buf_free(&text);
-	return in;
-}
-
 /* pthread_once body of xml_global_init. */
 static void
 xml_global_init_once(void)
 {
+	xml_mem_install();
 	xmlInitParser();
-	xmlSetExternalEntityLoader(xml_entity_loader);
+	xmlSetExternalEntityLoader(xml_schema_loader);
 	xmlLineNumbersDefault(1);
 	xmlThrDefLineNumbersDefaultValue(1);
 	/* this thread, and the defaults every later thread starts with */
@@ -261,7 +100,8 @@ xml_global_init_once(void)
 	xmlThrDefSetStructuredErrorFunc(NULL, xml_silent_structured);
 }
 
-/* Once per process: libxml2 init, refusing loader, silent defaults. */
+/* Once per process: allocation hooks, libxml2 init, refusing loader,
+ * silent defaults. */
 void
 xml_global_init(void)
 {
@@ -269,7 +109,7 @@ xml_global_init(void)
 }
 
 /* Copy a libxml2 error into a buffer: "line N: message" without the newline. */
-static void
+void
 xml_format_error(char *out, size_t size, const xmlError *e)
 {
 	const char *msg = e->message != NULL ? e->message : "error";
@@ -286,7 +126,47 @@ xml_format_error(char *out, size_t size, const xmlError *e)
 		out[--n] = '\0';
 }
 
-/* Structured error handler of our parser contexts: keep the first error. */
+/* End the parse: no more tree building, and end of input at libxml2's next
+ * read (see the top of this file). */
+static void
+xml_stop(xmlParserCtxtPtr ctxt, struct xml_state *st)
+{
+	st->stop = 1;
+	ctxt->disableSAX = 1;
+}
+
+/* libxml2's read callback: the next chunk of the document, or end of input
+ * once the parse is stopped or over its memory budget. */
+static int
+xml_read(void *ctx, char *buf, int len)
+{
+	struct xml_state *st = ctx;
+	size_t n;
+
+	if (st->stop || (st->mem != NULL && st->mem->over) || len <= 0)
+		return 0;
+	n = st->in_left < (size_t)len ? st->in_left : (size_t)len;
+	if (n > XML_READ_CHUNK)
+		n = XML_READ_CHUNK;
+	memcpy(buf, st->in, n);
+	st->in += n;
+	st->in_left -= n;
+	return (int)n;
+}
+
+/* libxml2's close callback: the input belongs to the caller. */
+static int
+xml_read_close(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+/*
+ * Structured error handler of our parser contexts: keep the first error;
+ * stop at a fatal one (the document is refused anyway) and at a namespace
+ * error that refuses the document.
+ */
 static void
 xml_on_error(void *user, xmlErrorPtr e)
 {
@@ -308,6 +188,8 @@ xml_on_error(void *user, xmlErrorPtr e)
 		st->ns_error = 1;
 	if (st->first[0] == '\0')
 		xml_format_error(st->first, sizeof(st->first), e);
+	if (e->level == XML_ERR_FATAL || st->ns_error)
+		xml_stop(ctxt, st);
 }
 
 /* Any DOCTYPE (internal or external subset): refuse and stop at once. */
@@ -355,10 +237,27 @@ xml_names_too_long(const xmlChar **v, int nb, int stride)
 	return 0;
 }
 
+/* A limit was exceeded: say which where the log will show it, and stop. */
+static void
+xml_too_complex(xmlParserCtxtPtr ctxt, struct xml_state *st, size_t n_attrs)
+{
+	if (!st->complex)
+		(void)snprintf(st->first, sizeof(st->first),
+		    "line %d: limit exceeded at depth %zu, %zu attributes, "
+		    "%zu nodes, %d namespaces in scope, %zu bytes of parser "
+		    "memory", xmlSAX2GetLineNumber(ctxt), st->depth, n_attrs,
+		    st->nodes, ctxt->nsNr / 2,
+		    st->mem != NULL ? st->mem->used : 0);
+	st->complex = 1;
+	xml_stop(ctxt, st);
+}
+
 /*
- * Element start: enforce depth, attributes per element, total nodes and
- * name length while parsing, so a hostile document is stopped early, then
- * build the tree as libxml2's SAX2 handler does.
+ * Element start: enforce depth, attributes per element, namespace
+ * declarations in scope (each prefix lookup of libxml2 scans them all),
+ * total nodes, parser memory and name length while parsing, so a hostile
+ * document is stopped early, then build the tree as libxml2's SAX2
+ * handler does.
  */
 static void
 xml_on_start(void *user, const xmlChar *localname, const xmlChar *prefix,
@@ -373,15 +272,12 @@ xml_on_start(void *user, const xmlChar *localname, const xmlChar *prefix,
 	st->nodes += 1 + n_attrs;
 	if (st->depth > st->lim->max_depth ||
 	    n_attrs > st->lim->max_attributes ||
+	    (size_t)ctxt->nsNr / 2 > st->lim->max_attributes ||
 	    st->nodes > st->lim->max_nodes ||
+	    (st->mem != NULL && st->mem->over) ||
 	    xmlStrlen(localname) > XML_NAME_MAX ||
 	    xml_names_too_long(attrs, nb_attrs, 5)) {
-		st->complex = 1;
-		(void)snprintf(st->first, sizeof(st->first),
-		    "line %d: limit exceeded at depth %zu, %zu attributes, "
-		    "%zu nodes", xmlSAX2GetLineNumber(ctxt), st->depth,
-		    n_attrs, st->nodes);
-		xmlStopParser(ctxt);
+		xml_too_complex(ctxt, st, n_attrs);
 		return;
 	}
 	xmlSAX2StartElementNs(user, localname, prefix, uri, nb_ns, ns,
@@ -401,14 +297,102 @@ xml_on_end(void *user, const xmlChar *localname, const xmlChar *prefix,
 	xmlSAX2EndElementNs(user, localname, prefix, uri);
 }
 
+/* Where libxml2's SAX2 handlers add a node, and its last child so far. */
+struct xml_snap {
+	xmlNodePtr parent, last;
+};
+
+/* The node the next text, comment or PI is added to (the document itself
+ * outside the root element). */
+static struct xml_snap
+xml_snap(xmlParserCtxtPtr ctxt)
+{
+	struct xml_snap s;
+
+	s.parent = ctxt->node != NULL ? ctxt->node : (xmlNodePtr)ctxt->myDoc;
+	s.last = s.parent != NULL ? s.parent->last : NULL;
+	return s;
+}
+
+/*
+ * After a SAX2 handler ran: count the node it added, if it added one (text
+ * appended to the text node before it is no new node), and stop past the
+ * node or memory limit.  Every node type counts: an element flood and a
+ * flood of comments, PIs or text between empty elements cost the same.
+ */
+static void
+xml_added(xmlParserCtxtPtr ctxt, struct xml_snap s)
+{
+	struct xml_state *st = ctxt->_private;
+
+	if (s.parent != NULL && s.parent->last != s.last)
+		st->nodes++;
+	if (st->nodes > st->lim->max_nodes ||
+	    (st->mem != NULL && st->mem->over))
+		xml_too_complex(ctxt, st, 0);
+}
+
+/* Character data and white space (XML 1.0 2.4, 2.10). */
+static void
+xml_on_text(void *user, const xmlChar *ch, int len)
+{
+	struct xml_snap s = xml_snap(user);
+
+	xmlSAX2Characters(user, ch, len);
+	xml_added(user, s);
+}
+
+/* A CDATA section (XML 1.0 2.7). */
+static void
+xml_on_cdata(void *user, const xmlChar *value, int len)
+{
+	struct xml_snap s = xml_snap(user);
+
+	xmlSAX2CDataBlock(user, value, len);
+	xml_added(user, s);
+}
+
+/* A comment (XML 1.0 2.5). */
+static void
+xml_on_comment(void *user, const xmlChar *value)
+{
+	struct xml_snap s = xml_snap(user);
+
+	xmlSAX2Comment(user, value);
+	xml_added(user, s);
+}
+
+/* A processing instruction (XML 1.0 2.6). */
+static void
+xml_on_pi(void *user, const xmlChar *target, const xmlChar *data)
+{
+	struct xml_snap s = xml_snap(user);
+
+	xmlSAX2ProcessingInstruction(user, target, data);
+	xml_added(user, s);
+}
+
+/* An entity reference node (only ever for an undeclared entity, refused). */
+static void
+xml_on_reference(void *user, const xmlChar *name)
+{
+	struct xml_snap s = xml_snap(user);
+
+	xmlSAX2Reference(user, name);
+	xml_added(user, s);
+}
+
 /* Install our options, limits and handlers on a fresh parser context. */
 static void
 xml_ctxt_setup(xmlParserCtxtPtr ctxt, struct xml_state *st)
 {
 	xmlSAXHandlerPtr sax = ctxt->sax;
 
-	/* NONET only: never NOENT, DTDLOAD, DTDATTR or HUGE */
-	(void)xmlCtxtUseOptions(ctxt, XML_PARSE_NONET);
+	/* NONET, and UTF-8 whatever the declaration says (xml_enc.c checked
+	 * it) unless it is a legacy encoding libxml2 must decode: never
+	 * NOENT, DTDLOAD, DTDATTR or HUGE */
+	(void)xmlCtxtUseOptions(ctxt, XML_PARSE_NONET |
+	    (st->native ? 0 : XML_PARSE_IGNORE_ENC));
 	ctxt->_private = st;
 	ctxt->linenumbers = 1;
 	ctxt->replaceEntities = 0;
@@ -424,6 +408,12 @@ xml_ctxt_setup(xmlParserCtxtPtr ctxt, struct xml_state *st)
 	sax->entityDecl = xml_on_entity;
 	sax->startElementNs = xml_on_start;
 	sax->endElementNs = xml_on_end;
+	sax->characters = xml_on_text;
+	sax->ignorableWhitespace = xml_on_text;
+	sax->cdataBlock = xml_on_cdata;
+	sax->comment = xml_on_comment;
+	sax->processingInstruction = xml_on_pi;
+	sax->reference = xml_on_reference;
 	ctxt->vctxt.error = xml_silent_generic;
 	ctxt->vctxt.warning = xml_silent_generic;
 }
@@ -439,10 +429,13 @@ xml_skip_to(const char *p, const char *end, const char *term)
 
 /*
  * Linear pre-scan: does any start tag carry more than max attributes?
- * libxml2 checks duplicate attributes pairwise (quadratic), so 100k
- * attributes on one element must be refused before it sees them.  Counts
- * '=' outside quotes between '<' and '>' (exact for well-formed input);
- * stops at a DOCTYPE, which the parser refuses anyway.
+ * libxml2 checks duplicate attributes pairwise (quadratic) before any
+ * callback sees the tag, so 100k attributes on one element must be refused
+ * before it parses them.  Counts '=' outside quotes between '<' and '>';
+ * stops at a DOCTYPE, which the parser refuses anyway.  It runs on the
+ * text libxml2 reads (xml_enc.c), and is exact for well-formed
+ * input: the two can disagree only after a well-formedness error, where
+ * the parse stops within XML_READ_CHUNK bytes (xml_on_error).
  */
 static int
 xml_too_many_attrs(const char *data, size_t len, size_t max)
@@ -477,18 +470,96 @@ xml_too_many_attrs(const char *data, size_t len, size_t max)
 }
 
 /*
+ * Refuse what must not reach libxml2: an empty or oversized document,
+ * another encoding, more attributes on one element than allowed.  On
+ * success *ret is the text to parse (xml_enc_text; free ret->owned).
+ */
+static int
+xml_pre(const char *data, size_t len, const struct xml_limits *lim,
+    struct xml_text *ret, struct err *err)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (len == 0 || len > INT_MAX / 2)
+		return err_soap(err, ERR_SOAP_SENDER, 400,
+		    "XML document empty or too large");
+	if (lim->max_bytes != 0 && len > lim->max_bytes) {
+		err_soap(err, ERR_SOAP_SENDER, 413, "XML document too large");
+		err_detail(err, "%zu bytes, more than %zu", len, lim->max_bytes);
+		return -1;
+	}
+	if (xml_enc_text(data, len, lim->legacy_encodings, ret, err) == -1)
+		return -1;
+	if (xml_too_many_attrs(ret->p, ret->len, lim->max_attributes)) {
+		xmlFree(ret->owned);
+		ret->owned = NULL;
+		err_soap(err, ERR_SOAP_SENDER, 400, "XML too complex");
+		err_detail(err, "more than %zu attributes on one element",
+		    lim->max_attributes);
+		return -1;
+	}
+	return 0;
+}
+
+/* The verdict on a finished parse; 0 keep the document. */
+static int
+xml_verdict(const xmlParserCtxt *ctxt, const struct xml_state *st,
+    xmlDocPtr doc, struct err *err)
+{
+	if (st->dtd)
+		err_soap(err, ERR_SOAP_SENDER, 400, "DTD not allowed");
+	else if (st->complex || (st->mem != NULL && st->mem->over))
+		err_soap(err, ERR_SOAP_SENDER, 400, "XML too complex");
+	else if (!ctxt->wellFormed || st->ns_error || st->stop ||
+	    doc == NULL || xmlDocGetRootElement(doc) == NULL)
+		err_soap(err, ERR_SOAP_SENDER, 400, "XML not well-formed");
+	else
+		return 0;
+	if (st->first[0] != '\0')
+		err_detail(err, "%s", st->first);
+	else if (st->mem != NULL && st->mem->over)
+		err_detail(err, "parser memory over %zu bytes", st->mem->limit);
+	return -1;
+}
+
+/* Run libxml2 over st's input; the document (caller frees) or NULL. */
+static xmlDocPtr
+xml_run(struct xml_state *st, struct err *err)
+{
+	xmlParserCtxtPtr ctxt;
+	xmlDocPtr doc;
+
+	ctxt = xmlCreateIOParserCtxt(NULL, NULL, xml_read, xml_read_close, st,
+	    st->native ? XML_CHAR_ENCODING_NONE : XML_CHAR_ENCODING_UTF8);
+	if (ctxt == NULL) {
+		err_set(err, ERR_INTERNAL, NULL, "could not create XML parser");
+		return NULL;
+	}
+	xml_ctxt_setup(ctxt, st);
+	(void)xmlParseDocument(ctxt);
+	doc = ctxt->myDoc;
+	ctxt->myDoc = NULL;
+	if (xml_verdict(ctxt, st, doc, err) == -1) {
+		xmlFreeDoc(doc);
+		doc = NULL;
+	}
+	ctxt->_private = NULL;
+	xmlFreeParserCtxt(ctxt);
+	return doc;
+}
+
+/*
  * Parse data with the hardened settings; on success *ret_doc is a document
- * the caller owns.  Failures are ERR_SOAP Sender 400.
+ * the caller owns.  With mem (and lim->max_memory), libxml2's allocations
+ * are counted into it from the first byte converted to the last freed.
  */
 static int
 xml_parse_raw(const char *data, size_t len, const struct xml_limits *lim,
-    xmlDocPtr *ret_doc, struct err *err)
+    struct xml_mem *mem, xmlDocPtr *ret_doc, struct err *err)
 {
 	struct xml_limits deflim;
 	struct xml_state st;
-	xmlParserCtxtPtr ctxt = NULL;
+	struct xml_text text = { 0 };
 	xmlDocPtr doc = NULL;
-	int rc = -1;
 
 	xml_global_init();
 	if (lim == NULL) {
@@ -497,46 +568,26 @@ xml_parse_raw(const char *data, size_t len, const struct xml_limits *lim,
 	}
 	memset(&st, 0, sizeof(st));
 	st.lim = lim;
-	if (len == 0 || len > INT_MAX) {
-		err_soap(err, ERR_SOAP_SENDER, 400, "XML document empty or too large");
-		goto out;
+	if (mem != NULL && lim->max_memory != 0) {
+		st.mem = mem;
+		xml_mem_begin(mem, lim->max_memory);
 	}
-	if (xml_too_many_attrs(data, len, lim->max_attributes)) {
-		err_soap(err, ERR_SOAP_SENDER, 400, "XML too complex");
-		err_detail(err, "more than %zu attributes on one element",
-		    lim->max_attributes);
-		goto out;
+	if (xml_pre(data, len, lim, &text, err) == 0) {
+		st.in = text.p;
+		st.in_left = text.len;
+		st.native = text.native;
+		if (st.mem != NULL && st.mem->over)
+			err_soap(err, ERR_SOAP_SENDER, 400, "XML too complex");
+		else
+			doc = xml_run(&st, err);
 	}
-	ctxt = xmlCreateMemoryParserCtxt(data, (int)len);
-	if (ctxt == NULL) {
-		err_set(err, ERR_INTERNAL, NULL, "could not create XML parser");
-		goto out;
-	}
-	xml_ctxt_setup(ctxt, &st);
-	(void)xmlParseDocument(ctxt);
-	doc = ctxt->myDoc;
-	ctxt->myDoc = NULL;
-	if (st.dtd)
-		err_soap(err, ERR_SOAP_SENDER, 400, "DTD not allowed");
-	else if (st.complex)
-		err_soap(err, ERR_SOAP_SENDER, 400, "XML too complex");
-	else if (!ctxt->wellFormed || st.ns_error || doc == NULL ||
-	    xmlDocGetRootElement(doc) == NULL)
-		err_soap(err, ERR_SOAP_SENDER, 400, "XML not well-formed");
-	else
-		rc = 0;
-	if (rc == -1 && st.first[0] != '\0')
-		err_detail(err, "%s", st.first);
-out:
-	if (rc == 0)
-		*ret_doc = doc;
-	else
-		xmlFreeDoc(doc);
-	if (ctxt != NULL) {
-		ctxt->_private = NULL;
-		xmlFreeParserCtxt(ctxt);
-	}
-	return rc;
+	xmlFree(text.owned);
+	if (st.mem != NULL)
+		xml_mem_end();
+	if (doc == NULL)
+		return -1;
+	*ret_doc = doc;
+	return 0;
 }
 
 /* Arena cleanup adapter for xmlFreeDoc. */
@@ -546,15 +597,24 @@ xml_doc_free(void *p)
 	xmlFreeDoc(p);
 }
 
-/* Parse request XML; the document belongs to the arena. */
+/* Parse request XML; the document belongs to the arena (and, when counted,
+ * so does the memory it holds). */
 int
 xml_parse(struct arena *a, const char *data, size_t len,
     const struct xml_limits *lim, xmlDocPtr *ret_doc, struct err *err)
 {
+	struct xml_mem mem = { 0 };
 	xmlDocPtr doc = NULL;
 
-	if (xml_parse_raw(data, len, lim, &doc, err) == -1)
+	if (xml_parse_raw(data, len, lim, &mem, &doc, err) == -1)
 		return -1;
+	if (arena_charge(a, mem.used) == -1) {
+		xmlFreeDoc(doc);
+		err_soap(err, ERR_SOAP_SENDER, 400, "XML too complex");
+		err_detail(err, "the document holds %zu bytes, more than the "
+		    "request's memory budget left", mem.used);
+		return -1;
+	}
 	if (arena_cleanup(a, xml_doc_free, doc) == -1)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	*ret_doc = doc;
@@ -607,6 +667,7 @@ int
 xml_parse_file(const char *path, const struct xml_limits *lim,
     xmlDocPtr *ret_doc, struct err *err)
 {
+	struct xml_limits flim;
 	size_t len = 0;
 	char *data = xml_read_file(path, &len, err);
 	xmlDocPtr doc = NULL;
@@ -614,7 +675,14 @@ xml_parse_file(const char *path, const struct xml_limits *lim,
 
 	if (data == NULL)
 		goto out;
-	if (xml_parse_raw(data, len, lim, &doc, err) == -1) {
+	/* a trusted file is bounded by XML_FILE_MAX, its memory by nothing */
+	if (lim != NULL)
+		flim = *lim;
+	else
+		xml_limits_default(&flim);
+	flim.max_bytes = 0;
+	flim.max_memory = 0;
+	if (xml_parse_raw(data, len, &flim, NULL, &doc, err) == -1) {
 		err_detail(err, "file \"%s\"", path);
 		goto out;
 	}
@@ -623,218 +691,5 @@ xml_parse_file(const char *path, const struct xml_limits *lim,
 	rc = 0;
 out:
 	free(data);
-	return rc;
-}
-
-/* Is node an element with this namespace URI (NULL = none) and local name? */
-int
-xml_is(const xmlNode *node, const char *ns, const char *name)
-{
-	const char *uri;
-
-	if (node == NULL || node->type != XML_ELEMENT_NODE)
-		return 0;
-	if (name != NULL && strcmp((const char *)node->name, name) != 0)
-		return 0;
-	uri = node->ns != NULL ? (const char *)node->ns->href : NULL;
-	if (ns == NULL)
-		return name == NULL || uri == NULL;
-	return uri != NULL && strcmp(uri, ns) == 0;
-}
-
-/* Does node match the (ns, name) filter of xml_child/xml_next? */
-static int
-xml_matches(const xmlNode *node, const char *ns, const char *name)
-{
-	if (node->type != XML_ELEMENT_NODE)
-		return 0;
-	if (name == NULL)
-		return ns == NULL || xml_is(node, ns, NULL);
-	return xml_is(node, ns, name);
-}
-
-/* First element child of parent matching ns/name. */
-xmlNodePtr
-xml_child(const xmlNode *parent, const char *ns, const char *name)
-{
-	xmlNodePtr n;
-
-	if (parent == NULL)
-		return NULL;
-	for (n = parent->children; n != NULL; n = n->next)
-		if (xml_matches(n, ns, name))
-			return n;
-	return NULL;
-}
-
-/* Next element sibling after node matching ns/name. */
-xmlNodePtr
-xml_next(const xmlNode *node, const char *ns, const char *name)
-{
-	xmlNodePtr n;
-
-	if (node == NULL)
-		return NULL;
-	for (n = node->next; n != NULL; n = n->next)
-		if (xml_matches(n, ns, name))
-			return n;
-	return NULL;
-}
-
-/* Number of element children of parent matching ns/name. */
-size_t
-xml_count(const xmlNode *parent, const char *ns, const char *name)
-{
-	size_t count = 0;
-	xmlNodePtr n;
-
-	for (n = xml_child(parent, ns, name); n != NULL;
-	    n = xml_next(n, ns, name))
-		count++;
-	return count;
-}
-
-/* Is c XML white space (XML 1.0 production S)? */
-static int
-xml_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* Arena copy of s with leading/trailing XML white space removed. */
-static char *
-xml_trim_dup(struct arena *a, const char *s)
-{
-	size_t len;
-
-	while (xml_space(*s))
-		s++;
-	len = strlen(s);
-	while (len > 0 && xml_space(s[len - 1]))
-		len--;
-	return arena_strndup(a, s, len);
-}
-
-/* Trimmed text content of node, copied into the arena. */
-char *
-xml_text(struct arena *a, const xmlNode *node)
-{
-	xmlChar *content;
-	char *ret;
-
-	if (node == NULL)
-		return NULL;
-	content = xmlNodeGetContent(node);
-	if (content == NULL)
-		return arena_strdup(a, "");
-	ret = xml_trim_dup(a, (const char *)content);
-	xmlFree(content);
-	return ret;
-}
-
-/* Attribute value (ns NULL = no namespace) copied into the arena, or NULL. */
-char *
-xml_attr(struct arena *a, const xmlNode *node, const char *ns,
-    const char *name)
-{
-	xmlChar *v;
-	char *ret;
-
-	if (node == NULL || node->type != XML_ELEMENT_NODE)
-		return NULL;
-	if (ns == NULL)
-		v = xmlGetNoNsProp(node, (const xmlChar *)name);
-	else
-		v = xmlGetNsProp(node, (const xmlChar *)name,
-		    (const xmlChar *)ns);
-	if (v == NULL)
-		return NULL;
-	ret = arena_strdup(a, (const char *)v);
-	xmlFree(v);
-	return ret;
-}
-
-/* Structured error handler for schema parsing/validation: keep the first. */
-static void
-xml_on_schema_error(void *user, xmlErrorPtr e)
-{
-	char *first = user;
-
-	if (e == NULL || e->level < XML_ERR_ERROR || first[0] != '\0')
-		return;
-	xml_format_error(first, 320, e);
-}
-
-/* Compile an embedded XSD; imports resolve only to embedded files. */
-int
-xml_schema_load(const char *name, void **ret_schema, struct err *err)
-{
-	xmlSchemaParserCtxtPtr pctxt = NULL;
-	xmlSchemaPtr schema = NULL;
-	struct buf text = {0};
-	char first[320] = "";
-	int rc = -1;
-
-	xml_global_init();
-	if (name == NULL || xml_embedded_find(name) == NULL) {
-		err_set(err, ERR_CONF, NULL, "no embedded schema \"%s\"",
-		    name != NULL ? name : "(null)");
-		goto out;
-	}
-	if (xml_schema_text(name, &text) == -1 || text.len > INT_MAX ||
-	    (pctxt = xmlSchemaNewMemParserCtxt(text.data,
-	    (int)text.len)) == NULL) {
-		err_set(err, ERR_CONF, NULL, "could not read schema \"%s\"", name);
-		goto out;
-	}
-	xmlSchemaSetParserStructuredErrors(pctxt, xml_on_schema_error, first);
-	schema = xmlSchemaParse(pctxt);
-	if (schema == NULL) {
-		err_set(err, ERR_CONF, NULL, "could not compile schema \"%s\"",
-		    name);
-		err_detail(err, "%s", first);
-		goto out;
-	}
-	*ret_schema = schema;
-	rc = 0;
-out:
-	xmlSchemaFreeParserCtxt(pctxt);
-	buf_free(&text);
-	return rc;
-}
-
-/* Validate elem against schema with a fresh (per-call) validation context. */
-int
-xml_validate(void *schema, xmlNodePtr elem, const char *ebms_code,
-    struct err *err)
-{
-	xmlSchemaValidCtxtPtr vctxt = NULL;
-	char first[320] = "";
-	int rc = -1, v;
-
-	if (schema == NULL || elem == NULL) {
-		err_set(err, ERR_INTERNAL, NULL, "no schema or element to validate");
-		goto out;
-	}
-	vctxt = xmlSchemaNewValidCtxt(schema);
-	if (vctxt == NULL) {
-		err_set(err, ERR_INTERNAL, NULL, "out of memory");
-		goto out;
-	}
-	xmlSchemaSetValidStructuredErrors(vctxt, xml_on_schema_error, first);
-	v = xmlSchemaValidateOneElement(vctxt, elem);
-	if (v == 0) {
-		rc = 0;
-		goto out;
-	}
-	if (ebms_code != NULL)
-		err_set(err, ERR_EBMS, ebms_code, "%s is not valid against the schema",
-		    (const char *)elem->name);
-	else
-		err_set(err, ERR_CONF, NULL, "%s is not valid against the schema",
-		    (const char *)elem->name);
-	err_detail(err, "%s", first[0] != '\0' ? first : "validation failed");
-out:
-	xmlSchemaFreeValidCtxt(vctxt);
 	return rc;
 }

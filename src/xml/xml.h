@@ -3,10 +3,15 @@
  * are set (DESIGN.md "Security rules"), plus namespaces and small DOM helpers.
  *
  * Parsing: XML_PARSE_NONET, no DTD of any kind (a DOCTYPE stops the parser),
- * no entity substitution, never XML_PARSE_HUGE; caps on depth, attributes per
- * element and total nodes.  The external entity loader is replaced once by one
- * that serves only the schemas embedded in the binary and refuses everything
- * else, so no file or network access can come from XML processing.
+ * no entity substitution, never XML_PARSE_HUGE; caps on the document's
+ * bytes, depth, attributes per element, namespace declarations in scope,
+ * nodes of every kind and (for request documents) libxml2's memory.  Only
+ * UTF-8 and UTF-16 are accepted (SOAP 1.2 Part 1, 5); UTF-16 is converted
+ * to UTF-8 first and libxml2 always decodes UTF-8, so every limit is
+ * checked on the very text the parser reads.  The external entity loader
+ * is replaced once by one that serves only the schemas embedded in the
+ * binary and refuses everything else, so no file or network access can
+ * come from XML processing.
  * A namespace name that is not a valid URI is tolerated (recorded senders
  * break long namespace names across lines); other namespace errors refuse.
  */
@@ -31,31 +36,68 @@
 #define NS_XENC11 "http://www.w3.org/2009/xmlenc11#"
 #define NS_EBINT "http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/multihop/200902/"
 
+/* The default cap on a document's bytes (maxEnvelopeBytes). */
+#define XML_MAX_BYTES_DEFAULT (4u * 1024u * 1024u)
+
 struct xml_limits {
 	size_t max_depth;         /* element nesting; default 64 */
-	size_t max_attributes;    /* per element; default 64 */
-	size_t max_nodes;         /* elements + attributes in the document; default 100000 */
+	/* attributes + namespace declarations on one element, and namespace
+	 * declarations in scope at any element; default 64 */
+	size_t max_attributes;
+	/* nodes of every kind: elements, attributes, namespace declarations,
+	 * text, CDATA sections, comments, PIs; default 100000 */
+	size_t max_nodes;
+	/* the document's bytes as received; default XML_MAX_BYTES_DEFAULT;
+	 * 0 = no cap (over it: ERR_SOAP Sender 413) */
+	size_t max_bytes;
+	/* bytes libxml2 may hold during the parse, counted per thread
+	 * (xml_parse); 0 = not counted (the default) */
+	size_t max_memory;
+	/* 0 (default, SOAP envelopes): UTF-8 and UTF-16 only.  1 (XML
+	 * attachments): also a declared US-ASCII, ISO-8859-n or windows-125n,
+	 * which libxml2 decodes (ASCII-compatible, so the checks made before
+	 * the parse still see the markup libxml2 sees) */
+	int legacy_encodings;
 };
 
 /* The defaults named above. */
 void xml_limits_default(struct xml_limits *lim);
 
 /*
- * Once per process, before any thread parses: install the refusing entity
- * loader, initialise libxml2.  Idempotent.
+ * Once per process, before any thread parses: install the allocation hooks
+ * that count a parse's memory, the refusing entity loader, initialise
+ * libxml2.  Idempotent.
  */
 void xml_global_init(void);
 
 /*
  * Parse a complete document from memory under the hardening above.  The
  * document is owned by the arena (freed by arena_free).  Failures are
- * ERR_SOAP (Sender, HTTP 400) with the libxml2 message in err.detail; a
- * DOCTYPE is refused with msg "DTD not allowed".
+ * ERR_SOAP Sender with the libxml2 message in err.detail: 413 "XML
+ * document too large" over max_bytes; 400 otherwise, with msg "DTD not
+ * allowed" for a DOCTYPE, "XML too complex" past a limit, "XML encoding
+ * must be UTF-8 or UTF-16" / "XML encoding inconsistent" for an encoding
+ * declaration naming another encoding or not matching the bytes, "XML not
+ * well-formed" (also for malformed UTF-8 or UTF-16).
+ * With lim->max_memory set, libxml2's allocations for this parse are
+ * counted (the UTF-16 conversion included) and the parse stops past the
+ * limit ("XML too complex"); the memory the document keeps is then charged
+ * to the arena (arena_charge), so it counts against the arena's budget.
  */
 int xml_parse(struct arena *a, const char *data, size_t len,
     const struct xml_limits *lim, xmlDocPtr *ret_doc, struct err *err);
 
-/* Same, for trusted local files (configuration); the caller frees the doc. */
+/*
+ * RFC 7303 3.2, SOAP 1.2 Part 2, 7.1.4: the charset parameter of the
+ * document's MIME type (NULL = none) must name UTF-8 or UTF-16 (-LE, -BE)
+ * and agree with the document's first bytes; else ERR_SOAP Sender 400
+ * ("XML encoding must be UTF-8 or UTF-16" / "XML encoding inconsistent").
+ */
+int xml_charset_check(const char *charset, const char *data, size_t len,
+    struct err *err);
+
+/* xml_parse for trusted local files (configuration): no byte cap (a file is
+ * read up to 16 MiB), memory not counted; the caller frees the doc. */
 int xml_parse_file(const char *path, const struct xml_limits *lim,
     xmlDocPtr *ret_doc, struct err *err);
 
