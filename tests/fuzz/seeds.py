@@ -122,6 +122,31 @@ def generated_messages():
     ]
 
 
+def hostile_envelopes():
+    """Small seeds of the hostile XML classes of issue 10 (items 2, 3):
+    encodings other than UTF-8 (UTF-7, UTF-16 both orders, a byte that a
+    byte scan takes for a quote, a declaration against the bytes) and
+    floods of comments, PIs and text nodes."""
+    head = ('<S12:Envelope xmlns:S12="http://www.w3.org/2003/05/soap-envelope">'
+            '<S12:Header>')
+    tail = '</S12:Header><S12:Body/></S12:Envelope>'
+    attrs = ''.join(' a%d="1"' % i for i in range(40))
+    env16 = envelope().decode().replace('encoding="UTF-8"', 'encoding="UTF-16"')
+    return [
+        ('<?xml version="1.0" encoding="UTF-7"?>' + head + '<x' +
+         ''.join(' a%d+AD0AIg-1+ACI-' % i for i in range(40)) + '/>' + tail).encode(),
+        env16.encode('utf-16'),
+        b'\xfe\xff' + env16.encode('utf-16-be'),
+        ('<?xml version="1.0" encoding="UTF-16"?>' + head + '<x z="\u0122"' + attrs +
+         '/>' + tail).encode('utf-16'),
+        env16.encode(),
+        envelope().decode().replace('encoding="UTF-8"', 'encoding="ISO-8859-1"').encode(),
+        (head + '<!---->' * 200 + tail).encode(),
+        (head + '<?a?>' * 200 + tail).encode(),
+        (head + '<b/>x' * 200 + tail).encode(),
+    ]
+
+
 def unfold_headers(raw):
     """Header block bytes -> {lower-case name: unfolded value}."""
     out = {}
@@ -309,6 +334,8 @@ def conf_seeds(seeds):
 XML_TOKENS = [
     '<?xml version="1.0" encoding="UTF-8"?>', '<!DOCTYPE', '<![CDATA[', ']]>', '<!--', '-->',
     'xmlns=', 'xmlns:', 'xml:id=', '&amp;', '&#x0;', '/>', '</',
+    'encoding="UTF-16"', 'encoding="UTF-7"', 'encoding="ISO-8859-1"', '+AD0-', '+ACI-',
+    '<!---->', '<?a?>', '\ufeff', '\u0122',
 ]
 ENVELOPE_TOKENS = XML_TOKENS + [
     'http://www.w3.org/2003/05/soap-envelope', 'http://schemas.xmlsoap.org/soap/envelope/',
@@ -384,6 +411,8 @@ def main():
     corpus = os.path.join(shared, 'corpus')
     for ct, body in generated_messages():
         add_message(seeds, ct, body, signed=False)
+    for env in hostile_envelopes():
+        seeds.add('envelope', env)
     if os.path.isdir(os.path.join(corpus, 'messages')):
         for rel, ct, body in corpus_messages(corpus):
             add_message(seeds, ct, body, signed=b'Security' in (root_part(ct, body) or b''))
