@@ -54,9 +54,10 @@ struct xml_limits {
 	 * (xml_parse); 0 = not counted (the default) */
 	size_t max_memory;
 	/* 0 (default, SOAP envelopes): UTF-8 and UTF-16 only.  1 (XML
-	 * attachments): also a declared US-ASCII, ISO-8859-n or windows-125n,
-	 * which libxml2 decodes (ASCII-compatible, so the checks made before
-	 * the parse still see the markup libxml2 sees) */
+	 * attachments): also a declared encoding whose markup bytes are
+	 * always ASCII (ISO-8859-n, windows-125n, Shift_JIS, EUC-JP, GBK,
+	 * Big5, ...: xml_int.h), which libxml2 decodes; never UTF-7,
+	 * ISO-2022-x or EBCDIC */
 	int legacy_encodings;
 };
 

@@ -249,21 +249,30 @@ xml_enc_declared(const char *p, size_t len, const char **ret, size_t *ret_len)
 	return 1;
 }
 
-/* An ASCII-compatible single-byte encoding libxml2 (iconv) decodes. */
+/*
+ * An encoding libxml2 (iconv) decodes in which the markup bytes < > = " '
+ * (all below 0x40) only ever stand for themselves, never for part of
+ * another character: the ASCII-compatible single-byte sets and the CJK
+ * multi-byte sets whose trail bytes are 0x40 or above (not ISO-2022-x,
+ * UTF-7 or EBCDIC, which refuse).
+ */
 static int
 xml_enc_legacy(const char *s, size_t n)
 {
-	static const char *const prefixes[] = {
-		"US-ASCII", "ISO-8859-", "windows-125",
+	static const char *const names[] = {
+		"US-ASCII", "Shift_JIS", "EUC-JP", "EUC-KR", "GB2312", "GBK",
+		"GB18030", "Big5", "KOI8-R", "KOI8-U",
 	};
+	static const char *const prefixes[] = { "ISO-8859-", "windows-125" };
 	size_t i, k;
 
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == n && strncasecmp(s, names[i], n) == 0)
+			return 1;
 	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
 		k = strlen(prefixes[i]);
 		if (n < k || strncasecmp(s, prefixes[i], k) != 0)
 			continue;
-		if (i == 0)
-			return n == k;
 		/* ISO-8859-1..16, windows-1250..1258: digits only */
 		if (n == k || n > k + 2)
 			return 0;

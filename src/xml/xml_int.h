@@ -57,11 +57,12 @@ void xml_mem_end(void);
  * UTF-16, refuses an XML declaration naming another encoding or one
  * inconsistent with the bytes, converts UTF-16 to UTF-8 (xmlMalloc'd, so a
  * counting parse counts it) and checks that the UTF-8 is well-formed with
- * no U+0000.  With `legacy`, a declaration naming an ASCII-compatible
- * single-byte encoding (US-ASCII, ISO-8859-n, windows-125n) is also
- * accepted and left to libxml2 to decode (native): every byte below 0x80
- * is then the ASCII character, so the markup the pre-scan counts is the
- * markup libxml2 sees.  Failures are ERR_SOAP Sender 400.
+ * no U+0000.  With `legacy`, a declaration naming an encoding in which
+ * the markup bytes (< > = " ', all below 0x40) only stand for themselves
+ * (US-ASCII, ISO-8859-n, windows-125n, KOI8, Shift_JIS, EUC-JP/KR, GB2312,
+ * GBK, GB18030, Big5) is also accepted and left to libxml2 to decode
+ * (native): the markup the pre-scan counts is the markup libxml2 sees.
+ * Failures are ERR_SOAP Sender 400.
  */
 struct xml_text {
 	const char *p;      /* what libxml2 reads: into data (BOM skipped) or owned */

@@ -136,6 +136,8 @@ static const struct enc_case enc_cases[] = {
 	    "<r>\xE9</r>", 0, NULL, 1, NULL},
 	{"windows-1252 attachment", "<?xml version=\"1.0\" encoding="
 	    "\"windows-1252\"?><r/>", 0, NULL, 1, NULL},
+	{"shift_jis attachment", "<?xml version='1.0' encoding='Shift_JIS'?>"
+	    "<r>\x82\xa0</r>", 0, NULL, 1, NULL},
 	{"iso-2022-jp attachment", "<?xml version='1.0' encoding="
 	    "'ISO-2022-JP'?><r/>", 0, NULL, 1,
 	    "XML encoding must be UTF-8 or UTF-16"},
