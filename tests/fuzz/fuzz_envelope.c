@@ -159,6 +159,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (a == NULL)
 		return 0;
 	xml_limits_default(&lim);
+	/* as gateway_parse(): the parser's memory counted against the budget */
+	lim.max_memory = arena_remaining(a);
 	if (xml_parse(a, (const char *)data, size, &lim, &doc, &err) == -1 ||
 	    soap_open(doc, &env, &err) == -1 ||
 	    fuzz_env_headers(&env, &err) == -1 ||
