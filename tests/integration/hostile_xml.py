@@ -65,12 +65,26 @@ def text_nodes(size):
     return SOAP, _repeat(HEAD, '<b/>' + 'x' * 16, TAIL, size).encode()
 
 
+def namespaces(size):
+    """60 nested elements declaring 63 prefixes each (under maxXmlDepth and
+    maxXmlAttributes per element), then prefixed elements: libxml2 scans
+    every declaration in scope for each prefix (bounded since issue 10)."""
+    levels = 60
+    opened = ''.join('<e%d %s>' % (d, ' '.join('xmlns:n%d_%d="urn:x:%d"' % (d, i, i)
+                                                 for i in range(63)))
+                     for d in range(levels))
+    head = HEAD + '<r xmlns:p="urn:p">' + opened
+    tail = ''.join('</e%d>' % d for d in reversed(range(levels))) + '</r>' + TAIL
+    return SOAP, _repeat(head, '<p:a/>', tail, size).encode()
+
+
 HOSTILE = {
     'utf7-attributes': utf7_attributes,
     'utf16-attributes': utf16_attributes,
     'comments': comments,
     'pis': pis,
     'text-nodes': text_nodes,
+    'namespaces': namespaces,
 }
 
 
