@@ -55,6 +55,8 @@ static const struct conf_bad_case conf_bad_cases[] = {
 	{ FIX "limit-body.xml", "maxBodyBytes must be between 1024 and", 5 },
 	{ FIX "limit-depth.xml", "maxXmlDepth must be between 16 and 4096", 5 },
 	{ FIX "limit-huge.xml", "maxXmlNodes must be between 100 and 100000000", 5 },
+	{ FIX "limit-envelope.xml", "maxEnvelopeBytes must be between 4096 and", 5 },
+	{ FIX "limit-attributes.xml", "maxXmlAttributes must be between 8 and 1024", 5 },
 	{ FIX "limit-perip.xml", "perIpConnections (100) exceeds maxConnections (10)", 5 },
 	{ FIX "tls-cert-only.xml", "tls: certificate without key", 5 },
 	{ FIX "tls-key-only.xml", "tls: key without certificate", 5 },
@@ -214,6 +216,8 @@ test_conf_minimal_defaults(void **state)
 	assert_int_equal(c->limits.max_parts, 64);
 	assert_int_equal(c->limits.max_xml_depth, 64);
 	assert_int_equal(c->limits.max_xml_nodes, 100000);
+	assert_int_equal(c->limits.max_xml_attributes, 64);
+	assert_int_equal(c->limits.max_envelope_bytes, 4u * 1024u * 1024u);
 	assert_int_equal(c->verify_at_ms, 0);
 	assert_int_equal(c->limits.header_timeout_s, 10);
 	assert_int_equal(c->n_trusted_proxies, 0);
@@ -291,6 +295,8 @@ test_conf_full(void **state)
 	assert_int_equal(c->limits.max_parts, 16);
 	assert_int_equal(c->limits.max_xml_depth, 48);
 	assert_int_equal(c->limits.max_xml_nodes, 50000);
+	assert_int_equal(c->limits.max_xml_attributes, 32);
+	assert_int_equal(c->limits.max_envelope_bytes, 1048576);
 	assert_int_equal(c->retention_days, 60);
 	assert_int_equal(c->retry_window_days, 14);
 	/* 2021-03-04T05:06:07.890+01:00 */
