@@ -105,3 +105,21 @@ def test_utf16_envelope_accepted(gateway, order):
     ans = gateway.post(ct, body)
     assert ans.status == 200 and ans.is_receipt and ans.ref_to == mid, ans
     assert gateway.store.counts(mid) == (1, 1, 1)
+
+
+def test_parser_memory_counts_against_request_budget(gateway_factory):
+    """libxml2's allocations are counted against requestMemoryBytes: with a
+    1 MiB budget, 40000 comments (280 KB of text, ~8 MB of tree, under
+    maxXmlNodes) are refused, while a small push still gets its Receipt
+    (bb574aa: the tree was outside the budget and the parse went through)."""
+    gw = gateway_factory(limits='<requestMemoryBytes>1048576</requestMemoryBytes>').start()
+    mid = new_id()
+    ans = gw.post(*as4msg.user_message(mid))
+    assert ans.status == 200 and ans.is_receipt and ans.ref_to == mid, ans
+    env = as4msg.envelope(new_id(), cids=())
+    env = env.replace('<S12:Header>', '<S12:Header>' + '<!---->' * 40000)
+    ans = gw.post('application/soap+xml', env.encode())
+    assert ans.status == 400 and ans.fault_code == 'Sender', ans
+    assert gw.store.totals() == (1, 1, 1)
+    line = [l for l in gw.log_lines() if l.get('status') == 400][-1]
+    assert 'memory' in line.get('detail', ''), line
