@@ -211,6 +211,6 @@ arena_charge(struct arena *a, size_t n)
 {
 	if (a == NULL || n > arena_remaining(a))
 		return -1;
-	a->used += n;
+	a->used = n > SIZE_MAX - a->used ? SIZE_MAX : a->used + n;
 	return 0;
 }
