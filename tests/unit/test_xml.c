@@ -401,6 +401,11 @@ test_xml_floods(void **state)
 		    100000, 0, "XML not well-formed"},
 		{"attributes after a bad comment", "<r><!-- a -- b --><y",
 		    " a='1'", "/></r>", 100000, 0, "XML too complex"},
+		/* read in chunks, the input is still read to its end */
+		{"garbage after blanks", "<r/>", " ", "<x/>", 100000, 0,
+		    "XML not well-formed"},
+		{"garbage after comments", "<r/>", "<!-- -->", "x", 10000, 0,
+		    "XML not well-formed"},
 	};
 	size_t i, len, len16;
 
