@@ -32,6 +32,8 @@
 	"  --db DSN           store to use instead of the config's\n" \
 	"  --once             deliver at most one message (as --max 1)\n" \
 	"  --follow           wait for new messages until SIGTERM/SIGINT\n" \
+	"exit status: 0 every message handed over, 1 a message failed (it\n" \
+	"stays queued for a retry) or the store failed, 2 usage\n" \
 	"  --max N            stop after N messages (0: no limit)\n" \
 	"  --stale-seconds N  take over claims older than N s (default\n" \
 	"                     600; keep it above --exec-timeout)\n" \
@@ -234,8 +236,8 @@ cli_deliver(int argc, char **argv)
 	cli_deliver_signals();
 	if (deliver_run(s, &o.d, &cli_deliver_stop, &n, &err) == -1)
 		cli_fail("store: ", err.msg);
-	else
-		rc = 0;
+	else   /* a run for cron or a timer: any failed message is a failure */
+		rc = n.failed > 0 && !o.d.follow ? 1 : 0;
 	printf("delivered %zu, failed %zu%s\n", n.delivered, n.failed,
 	    atomic_load(&cli_deliver_stop) ? " (stopped by signal)" : "");
 out:

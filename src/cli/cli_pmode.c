@@ -1,11 +1,15 @@
 /*
  * `as4gw pmode-check -c FILE`: load and check a configuration the way
- * `serve` would, and list its P-Mode legs, one line each, with their
- * security (policies, the signer certificate and trust anchor files, the
- * decryption key file, algorithms, timestamp skew; conf does not parse
- * certificates, so files are listed by name).  A replay verifyAt instant
- * gets a WARNING line on stderr.  Exit 0 when the file is usable, 1 with the
- * one-line problem on stderr when not, 2 on a usage error.
+ * `serve` and its reload do — the file, then every key and certificate
+ * through gateway_new() (key/certificate match, parse, trust material) —
+ * and list its P-Mode legs, one line each, with their security (policies,
+ * the signer certificate and trust anchor files, the decryption key file,
+ * algorithms, timestamp skew), then one line per certificate file with the
+ * subject, serial and validity of each certificate in it.  A replay
+ * verifyAt instant, and a certificate expired, not yet valid or expiring
+ * within 30 days, get a WARNING line on stderr.  Exit 0 when serve would
+ * start with the file, 1 with the one-line problem on stderr when not, 2 on
+ * a usage error.
  */
 #include "cli.h"
 
@@ -15,8 +19,13 @@
 #include <string.h>
 
 #include "../conf/conf.h"
+#include "../gateway/gateway.h"
 #include "../util/clock.h"
+#include "../wss/wss.h"
 #include "../xml/xml.h"
+
+/* Certificates that expire within this many days get a WARNING. */
+#define CLI_PMODE_SOON_DAYS 30
 
 /* Print the usage line to f. */
 static void
@@ -110,6 +119,109 @@ cli_pmode_warn_replay(const struct conf *c)
 	    "that instant, not now; never use this in production\n", at);
 }
 
+/* One line per certificate in the file at path (role says what it is
+ * for); WARNING on stderr for validity problems at now_ms.  -1 when the
+ * file cannot be read. */
+static int
+cli_pmode_cert(struct arena *a, const char *role, const char *path,
+    int64_t now_ms)
+{
+	const int64_t soon = (int64_t)CLI_PMODE_SOON_DAYS * 86400 * 1000;
+	struct wss_cert_info *v;
+	char from[CLOCK_ISO_LEN], to[CLOCK_ISO_LEN];
+	struct err err;
+	size_t i, n;
+
+	err_clear(&err);
+	if (path == NULL)
+		return 0;
+	if (wss_cert_file_info(a, path, &v, &n, &err) == -1) {
+		cli_fail("", err.msg);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		clock_iso8601(v[i].not_before_ms, from);
+		clock_iso8601(v[i].not_after_ms, to);
+		(void)printf("  certificate %s %s: subject %s, serial %s, "
+		    "valid %s to %s\n", role, path, v[i].subject, v[i].serial,
+		    from, to);
+		if (now_ms < v[i].not_before_ms || now_ms >= v[i].not_after_ms)
+			(void)fprintf(stderr, "WARNING: certificate %s (%s, %s) "
+			    "is not valid now: valid %s to %s\n", path, role,
+			    v[i].subject, from, to);
+		else if (v[i].not_after_ms - now_ms < soon)
+			(void)fprintf(stderr, "WARNING: certificate %s (%s, %s) "
+			    "expires %s\n", path, role, v[i].subject, to);
+	}
+	return 0;
+}
+
+/* The certificate files of one leg. */
+static int
+cli_pmode_leg_certs(struct arena *a, const struct conf *c,
+    const struct pmode_leg *l, int64_t now_ms)
+{
+	const char *role;
+	size_t i;
+	int rc = 0;
+
+	if (strcmp(l->decrypt_cert, c->sign_cert) != 0) {
+		role = arena_sprintf(a, "pmode %s decryption", l->id);
+		rc |= cli_pmode_cert(a, role, l->decrypt_cert, now_ms);
+	}
+	role = arena_sprintf(a, "pmode %s signer", l->id);
+	for (i = 0; i < l->n_signer_certs; i++)
+		rc |= cli_pmode_cert(a, role, l->signer_certs[i], now_ms);
+	role = arena_sprintf(a, "pmode %s anchor", l->id);
+	for (i = 0; i < l->n_trust_anchors; i++)
+		rc |= cli_pmode_cert(a, role, l->trust_anchors[i], now_ms);
+	return rc != 0 ? -1 : 0;
+}
+
+/*
+ * Load every key and certificate as serve and its reload do (gateway_new:
+ * signing pair, decryption pairs, signers, anchors, CRLs).  0 ok, -1 with
+ * the one-line problem printed ("FILE: problem (detail)").
+ */
+static int
+cli_pmode_load_keys(const char *file, const struct conf *c)
+{
+	struct gateway *gw = NULL;
+	struct err err;
+	char line[1024];
+
+	err_clear(&err);
+	if (gateway_new(c, &gw, &err) == 0) {
+		gateway_free(gw);
+		return 0;
+	}
+	(void)snprintf(line, sizeof(line), "%s: %s%s%s%s", file, err.msg,
+	    err.detail[0] != '\0' ? " (" : "", err.detail,
+	    err.detail[0] != '\0' ? ")" : "");
+	cli_fail("", line);
+	return -1;
+}
+
+/* One line per certificate of every certificate file the configuration
+ * names, validity judged at verifyAt or now.  0 ok, -1 unreadable file. */
+static int
+cli_pmode_certs(const struct conf *c)
+{
+	int64_t now = c->verify_at_ms != 0 ? c->verify_at_ms : clock_epoch_ms();
+	struct arena *a = arena_new(0);
+	size_t i;
+	int rc;
+
+	if (a == NULL)
+		return -1;
+	rc = cli_pmode_cert(a, "signing", c->sign_cert, now);
+	rc |= cli_pmode_cert(a, "tls", c->tls_cert, now);
+	for (i = 0; i < c->n_legs; i++)
+		rc |= cli_pmode_leg_certs(a, c, &c->legs[i], now);
+	arena_free(a);
+	return rc != 0 ? -1 : 0;
+}
+
 /* The pmode-check subcommand; see the file comment. */
 int
 cli_pmode_check(int argc, char **argv)
@@ -144,10 +256,18 @@ cli_pmode_check(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	if (cli_pmode_load_keys(file, c) == -1) {
+		rc = 1;
+		goto out;
+	}
 	cli_pmode_warn_replay(c);
 	(void)printf("%s: ok\n", file);
 	for (i = 0; i < c->n_legs; i++)
 		cli_pmode_print_leg(c, &c->legs[i]);
+	if (cli_pmode_certs(c) == -1) {
+		rc = 1;
+		goto out;
+	}
 	rc = fflush(stdout) == 0 ? 0 : 1;
 out:
 	conf_free(c);

@@ -779,9 +779,18 @@ cli_push_ok(struct arena *a, const struct wss_cert *cert,
 	size_t n = 0;
 
 	err_clear(&err);
-	if (m->sent != NULL && sender_nrr_match(m->sent, out->doc, &n, &err) == -1)
-		return cli_push_failed(a, m->message_id, "no proof of receipt",
-				       &err);
+	if (m->sent != NULL && sender_nrr_match(m->sent, out->doc, &n, &err) == -1) {
+		/* a retry built anew gets the stored Receipt of the first
+		 * transmission: provable only when its signature verified */
+		if (cert == NULL || sender_nrr_earlier(m->sent, out->doc, &n) == -1)
+			return cli_push_failed(a, m->message_id,
+					       "no proof of receipt", &err);
+		*ret_rc = 0;
+		return arena_sprintf(a, "receipt ok: ref %s %s, the stored "
+				     "Receipt of an earlier transmission of this "
+				     "message (a retry): %zu payload digests "
+				     "match", m->message_id, sig, n);
+	}
 	*ret_rc = 0;
 	if (m->sent == NULL)
 		return arena_sprintf(a, "receipt ok: ref %s %s", m->message_id,

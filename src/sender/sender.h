@@ -77,4 +77,17 @@ int sender_encrypt_parts(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
 int sender_nrr_match(xmlDocPtr sent, xmlDocPtr receipt, size_t *ret_n,
     struct err *err);
 
+/*
+ * Is a Receipt whose NRR does not match sent (sender_nrr_match failed) the
+ * stored Receipt of an EARLIER transmission of the same message — what the
+ * gateway answers a retry that was built and signed anew (new Timestamp and
+ * wsu:Ids, so new eb:Messaging and Body digests)?  Yes (0, *ret_n = the
+ * number of payload digests that match) when the NRR holds as many
+ * references as sent's SignedInfo and every sent "cid:" reference (the
+ * payloads, whose digests are over the same bytes) has exactly one equal
+ * copy in it.  Only meaningful for a Receipt whose signature the gateway's
+ * certificate verified: the caller must have checked it.  -1 otherwise.
+ */
+int sender_nrr_earlier(xmlDocPtr sent, xmlDocPtr receipt, size_t *ret_n);
+
 #endif

@@ -180,3 +180,58 @@ sender_nrr_match(xmlDocPtr sent, xmlDocPtr receipt, size_t *ret_n,
 		err_detail(err, "%s", why.detail);
 	return -1;
 }
+
+/* Is r a reference to an attachment ("cid:" URI)? */
+static int
+sender_nrr_is_cid(const xmlNode *r)
+{
+	xmlChar *uri = xmlGetNoNsProp(r, (const xmlChar *)"URI");
+	int cid = uri != NULL && xmlStrncasecmp(uri,
+	    (const xmlChar *)"cid:", 4) == 0;
+
+	xmlFree(uri);
+	return cid;
+}
+
+/* How many of the sent cid: references have exactly one equal copy in
+ * nri (*ret_cid: how many cid: references were sent). */
+static size_t
+sender_nrr_cid_hits(const xmlNode *si, const xmlNode *nri, size_t *ret_cid)
+{
+	xmlNodePtr r, p;
+	size_t n = 0, hits, cids = 0;
+
+	for (r = xml_child(si, NS_DS, "Reference"); r != NULL;
+	    r = xml_next(r, NS_DS, "Reference")) {
+		if (!sender_nrr_is_cid(r))
+			continue;
+		cids++;
+		hits = 0;
+		for (p = xml_child(nri, NULL, NULL); p != NULL;
+		    p = xml_next(p, NULL, NULL))
+			hits += (size_t)sender_nrr_ref_eq(r,
+			    xml_child(p, NS_DS, "Reference"));
+		n += hits == 1;
+	}
+	*ret_cid = cids;
+	return n;
+}
+
+/* A Receipt for an earlier transmission of the same payloads?  See
+ * sender.h. */
+int
+sender_nrr_earlier(xmlDocPtr sent, xmlDocPtr receipt, size_t *ret_n)
+{
+	xmlNodePtr si = sent != NULL ? sender_nrr_signed_info(sent) : NULL;
+	xmlNodePtr nri = receipt != NULL ? sender_nrr_info(receipt) : NULL;
+	size_t n_got = 0, n_cid = 0, n_same;
+
+	if (si == NULL || nri == NULL || sender_nrr_count(nri, &n_got) == -1 ||
+	    n_got != xml_count(si, NS_DS, "Reference"))
+		return -1;
+	n_same = sender_nrr_cid_hits(si, nri, &n_cid);
+	if (n_same != n_cid)
+		return -1;
+	*ret_n = n_cid;
+	return 0;
+}

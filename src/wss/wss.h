@@ -38,6 +38,23 @@ struct wss_cert;
 int wss_cert_load(const char *path, struct wss_cert **ret, struct err *err);
 void wss_cert_free(struct wss_cert *c);
 
+/* One certificate of a PEM file, for an operator (wss_certinfo.c). */
+struct wss_cert_info {
+	const char *subject;    /* RFC 2253 one line (arena) */
+	const char *serial;     /* hex (arena) */
+	int64_t not_before_ms;  /* epoch ms */
+	int64_t not_after_ms;
+};
+
+/*
+ * Subject, serial and validity of every certificate in the PEM file at
+ * path (at most 64), into an arena array (*ret, *ret_n).  -1 with ERR_IO
+ * when the file cannot be opened, ERR_CONF when it holds no readable
+ * certificate.
+ */
+int wss_cert_file_info(struct arena *a, const char *path,
+    struct wss_cert_info **ret, size_t *ret_n, struct err *err);
+
 /*
  * Sign a SOAP 1.2 envelope the way eDelivery AS4 1.15 signs (and Domibus
  * signs its Receipts): add to the SOAP Header a wsse:Security

@@ -199,11 +199,25 @@ def test_deliver_exec_success(gateway, tmp_path):
     assert state(gateway, mid) == ('done', 1)
 
 
+def test_deliver_once_failure_exits_nonzero(gateway, tmp_path):
+    """Issue 11 item 2: `deliver --once` said "delivered 0, failed 1" and exited 0."""
+    mid = new_id()
+    push(gateway, mid, MESSAGES[0])
+    p = deliver(gateway, '--exec', 'exit 3', '--once')
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert p.stdout.splitlines()[-1] == 'delivered 0, failed 1'
+    assert state(gateway, mid) == ('ready', 1)
+    time.sleep(1.2)
+    p = deliver(gateway, '--exec', 'true', '--once')
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert p.stdout.splitlines()[-1] == 'delivered 1, failed 0'
+
+
 def test_deliver_exec_failure_leaves_row_ready(gateway, tmp_path):
     mid = new_id()
     push(gateway, mid, MESSAGES[0])
     p = deliver(gateway, '--exec', 'exit 7')
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 1, p.stderr   # cron and systemd see the failure
     assert p.stdout.splitlines() == [
         f'failed {mid} (attempt 1): command exited with status 7; retry in 1 s',
         'delivered 0, failed 1']

@@ -286,11 +286,13 @@ def test_sign_encrypt_round_trip_nrr_matches_and_originals_stored(gw, pki, paylo
         independent_check(tmp_path, pki, saved)
 
 
-def test_signed_push_again_same_receipt_bytes_but_no_proof_for_the_new_signature(gw, pki,
-                                                                                 payloads):
+def test_signed_push_again_gets_the_stored_receipt_and_push_says_it_is_a_retry(gw, pki,
+                                                                                payloads):
     """A second `push` is a new transmission (new Timestamp, new wsu:Ids, so new
     eb:Messaging and Body digests): the gateway answers with the stored Receipt,
-    byte for byte, whose NRR proves the FIRST transmission; push says so."""
+    byte for byte, whose NRR proves the FIRST transmission.  push recognises
+    it (issue 11 item 3): signed by the gateway, for this MessageId, and every
+    payload digest is the one it signed now -> exit 0, and it says so."""
     mid = new_id()
     kw = dict(payloads=payloads, sign='sender', encrypt='gateway', compress=True)
     first = push(gw.url, pki, mid, **kw)
@@ -298,12 +300,30 @@ def test_signed_push_again_same_receipt_bytes_but_no_proof_for_the_new_signature
     second = push(gw.url, pki, mid, **kw)
     assert answer_body(second.stdout) == answer_body(first.stdout)
     assert answer_body(second.stdout) == stored_receipt(gw.store, mid).rstrip(b'\n')
-    assert second.returncode == 1
-    # payload digests are over the same gzip bytes: they match; the headers do not
-    assert 'no proof of receipt' in second.stderr
-    assert '2 of 4 signed digests' in second.stderr, second.stderr
+    assert second.returncode == 0, second.stderr
+    assert 'earlier transmission' in second.stderr, second.stderr
+    assert '2 payload digests match' in second.stderr, second.stderr
     assert gw.store.counts(mid) == (1, 2, 1)
     assert gw.store.query('SELECT duplicates FROM inbox WHERE message_id = ?', mid)[0][0] == 1
+    # without the gateway's certificate the Receipt proves nothing: still a failure
+    third = push(gw.url, pki, mid, gateway_cert=False, **kw)
+    assert third.returncode == 1
+    assert 'no proof of receipt' in third.stderr
+    assert '2 of 4 signed digests' in third.stderr, third.stderr
+
+
+def test_signed_push_again_with_other_payload_is_no_retry(gw, pki, payloads, tmp_path):
+    """Same MessageId, other payload bytes: the gateway refuses it as drift
+    (EBMS:0004), and push fails — never "an earlier transmission"."""
+    mid = new_id()
+    first = push(gw.url, pki, mid, payloads=payloads, sign='sender', encrypt='gateway')
+    assert first.returncode == 0, first.stderr
+    other = tmp_path / 'other.xml'
+    other.write_bytes(b'<Invoice xmlns="urn:as4gw:test">other</Invoice>')
+    second = push(gw.url, pki, mid, payloads=(other,), sign='sender', encrypt='gateway')
+    assert second.returncode == 1
+    assert 'earlier transmission' not in second.stderr
+    assert 'EBMS:0004' in second.stderr, second.stderr
 
 
 def test_repeat_resends_the_same_signed_bytes_and_each_receipt_proves_them(gw, pki, payloads):
