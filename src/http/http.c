@@ -199,13 +199,39 @@ http_respond_answer(struct MHD_Connection *conn, struct http_req *r,
 	    ans->body.data, ans->body.len, ans->retry_after);
 }
 
-/* GET /readyz: the store answers (DESIGN.md "Interfaces"). */
+/* Note one push's store result for /readyz; see http_int.h. */
+void
+http_ready_note(struct http_server *srv, int store_failed)
+{
+	atomic_store(store_failed ? &srv->store_fail_ms : &srv->store_ok_ms,
+	    clock_epoch_ms());
+}
+
+/* Is the latest store news a failure to commit a push, and recent?  A
+ * store can answer a ping and still fail every commit (SQLite on a full
+ * disk): readiness is the ability to accept. */
+static int
+http_ready_failing(struct http_server *srv)
+{
+	int64_t fail = atomic_load(&srv->store_fail_ms);
+
+	return fail > atomic_load(&srv->store_ok_ms) &&
+	    clock_epoch_ms() - fail < HTTP_READY_FAIL_MS;
+}
+
+/* GET /readyz: the store answers and pushes are not failing in it
+ * (DESIGN.md "Interfaces"; issue 11 item 6b). */
 static int
 http_readyz(struct MHD_Connection *conn, struct http_req *r)
 {
 	struct err err = {0};
 	struct store *s = http_store(r->srv, &err);
 
+	if (http_ready_failing(r->srv)) {
+		r->outcome = "not-ready";
+		return http_respond(conn, r, 503, "text/plain; charset=utf-8",
+		    "store failing commits\n", 22, 5);
+	}
 	if (s == NULL || store_ping(s, &err) == -1) {
 		metrics_store_error();
 		r->outcome = "not-ready";

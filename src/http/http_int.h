@@ -49,7 +49,17 @@ struct http_server {
 	struct http_store_slot *slots;
 	char *tls_cert_pem, *tls_key_pem;
 	int port;
+	/* when a push last failed in the store (503) / last reached it (epoch
+	 * ms): /readyz says not ready while failures are the latest news */
+	_Atomic int64_t store_fail_ms, store_ok_ms;
 };
+
+/* How long a store failure keeps /readyz at 503 when no push succeeded
+ * after it (then the ping decides again). */
+#define HTTP_READY_FAIL_MS 30000
+
+/* Note one push's store result for /readyz (http.c). */
+void http_ready_note(struct http_server *srv, int store_failed);
 
 /* Per request state, from the first access-handler call to completion. */
 struct http_req {

@@ -176,6 +176,10 @@ http_post_end(struct MHD_Connection *conn, struct http_req *r,
 	metrics_message(ans.outcome, ans.ebms_code, ans.status);
 	if (ans.status == 503)
 		metrics_store_error();
+	if (ans.status == 503 || (ans.outcome != NULL &&
+	    (strcmp(ans.outcome, "new") == 0 ||
+	    strcmp(ans.outcome, "duplicate") == 0)))
+		http_ready_note(r->srv, ans.status == 503);
 	http_post_log(r, &ans, &serr);
 	buf_free(&ans.body);
 	return rc;

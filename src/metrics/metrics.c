@@ -16,6 +16,7 @@ static const char *const metrics_outcomes[] = {
 	"new", "duplicate", "drift", "error",
 };
 #define METRICS_N_OUTCOMES (sizeof(metrics_outcomes) / sizeof(metrics_outcomes[0]))
+#define METRICS_OUTCOME_DRIFT 2
 #define METRICS_OUTCOME_ERROR 3
 
 /*
@@ -111,7 +112,7 @@ metrics_code_slot(const char *ebms_code, int status)
 	return METRICS_CODE_OTHER;
 }
 
-/* One answered POST; errors also count by code. */
+/* One answered POST; errors (and drifts) also count by code. */
 void
 metrics_message(const char *outcome, const char *ebms_code, int status)
 {
@@ -121,7 +122,8 @@ metrics_message(const char *outcome, const char *ebms_code, int status)
 		if (strcmp(metrics_outcomes[i], outcome) == 0)
 			slot = i;
 	atomic_fetch_add(&metrics_msgs[slot], 1);
-	if (slot == METRICS_OUTCOME_ERROR)
+	/* a drift is answered with EBMS:0004: counted under its code too */
+	if (slot == METRICS_OUTCOME_ERROR || slot == METRICS_OUTCOME_DRIFT)
 		atomic_fetch_add(&metrics_errs[metrics_code_slot(ebms_code,
 		    status)], 1);
 }
