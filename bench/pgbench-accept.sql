@@ -1,5 +1,5 @@
 -- pgbench custom script: the SQL shape of one PostgreSQL accept of as4gw
--- (src/store/store_pg.c, sql/postgresql/003_accept.sql), for bench/run's
+-- (src/store/store_pg.c, sql/postgresql/004_party_key.sql), for bench/run's
 -- "machine limit" row: what the database alone does per accepted message.
 --
 --   as4gw migrate -c CONF   (CONF's store: the database below)
@@ -30,6 +30,8 @@ SELECT outcome FROM as4gw_accept(
 	'leg-bench',
 	'127.0.0.1',
 	'\xdff9c2abaa623277f47b0ab0c346c0abf83788b12c117b63dac17a00fcb0d0f1'::bytea,
+	'\x5b0e7f58e35c0e2a0b8d5c6fd0b17c1fa3b5a3a9b86a7f0d2e4c1b9a8d7c6e5f'::bytea,
+	decode(repeat('ab', 32 * 11), 'hex'),
 	'\x16900b9ad9d5fcde7634e0fb73af642c1a545231ea37143bbb3899ec213675b537174c7a240d548565522f2b2780df772191c7e31b61e5d87edc2e76ef094ea2'
 	'46301a9f879988851c361fb0452e611d7493134cdd6ed302412d3f32e862421a3dbea77f8932d0cceeb967b03f41667b659a722ba088efc532deaeb21e7a407a'
 	'7dc7f257f13a2378a831d054b071917fcfb25830a303d6b8c71288b76138ec593ccf8c8e5cbc6e65bb4819ca9d508b88cf66828ce3ea7aab462afc280e49796a'

@@ -55,13 +55,23 @@ deliver_backoff_ms(int attempts)
 	    INT64_C(1000) << (attempts - 1) : DELIVER_BACKOFF_MAX_MS;
 }
 
-/* The directory name of a message: hex SHA-256 of its id (deliver.h). */
+/* The directory name of a message: hex SHA-256 over party, NUL and id
+ * (deliver.h). */
 int
-deliver_name(const char *message_id, char out[65], struct err *err)
+deliver_name(const char *from_party, const char *message_id, char out[65],
+    struct err *err)
 {
 	unsigned char md[CODEC_SHA256_LEN];
+	struct codec_sha256 *h = codec_sha256_new();
+	int bad;
 
-	if (codec_sha256(message_id, strlen(message_id), md) == -1)
+	if (h == NULL)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "could not hash message id");
+	bad = codec_sha256_update(h, from_party, strlen(from_party) + 1) ||
+	    codec_sha256_update(h, message_id, strlen(message_id));
+	/* final runs (and frees) even after a failed update */
+	if (codec_sha256_final(h, md) == -1 || bad)
 		return err_set(err, ERR_INTERNAL, NULL,
 		    "could not hash message id");
 	codec_hex(md, sizeof(md), out);
@@ -531,6 +541,7 @@ deliver_report(const struct deliver_opts *o, const struct store_delivery *d,
 	if (o->report == NULL)
 		return;
 	r.message_id = d->message_id;
+	r.from_party = d->from_party;
 	r.name = name;
 	r.attempts = d->attempts;
 	r.ok = err == NULL;
@@ -552,7 +563,7 @@ deliver_claimed(struct store *s, const struct deliver_opts *o,
 	int64_t now, retry = 0;
 	int rc = -1, ok;
 
-	if (deliver_name(d->message_id, name, err) == -1)
+	if (deliver_name(d->from_party, d->message_id, name, err) == -1)
 		goto out;
 	ok = (o->to_dir != NULL ? deliver_to_dir(o, d, name, &terr) :
 	    deliver_exec(o, d, name, a, &terr)) == 0;
@@ -561,7 +572,8 @@ deliver_claimed(struct store *s, const struct deliver_opts *o,
 		fault_point("deliver.after-target");
 	else
 		retry = deliver_backoff_ms(d->attempts);
-	if (store_finish(s, d->message_id, ok, now, now + retry, err) == -1)
+	if (store_finish(s, d->from_party, d->message_id, ok, now, now + retry,
+	    err) == -1)
 		goto out;
 	deliver_report(o, d, name, retry, ok ? NULL : &terr);
 	if (!ok && err != NULL)

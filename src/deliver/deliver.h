@@ -11,13 +11,16 @@
  *    the parts' content ids, MIME types, properties and file names) and one
  *    file per payload (part-<n>.bin), written into DIR/.tmp-<name>, fsync'd
  *    and renamed into place; <name> is a filesystem-safe, collision-free
- *    function of the MessageId (hex of its SHA-256), so delivering the same
- *    message again after a crash replaces the directory with identical
- *    content: the backend sees each message once.
+ *    function of the inbox key (hex of SHA-256 over the sending party, a
+ *    NUL byte and the MessageId: two parties' messages with one MessageId
+ *    get two directories), so delivering the same message again after a
+ *    crash replaces the directory with identical content: the backend sees
+ *    each message once.
  *  - command: the same directory is built in a private temporary directory
  *    and CMD runs via /bin/sh -c with the path as $1 and AS4GW_MESSAGE_ID,
  *    AS4GW_FROM, AS4GW_SERVICE, AS4GW_ACTION, AS4GW_DIR in its environment;
- *    exit status 0 is success.  A command must be idempotent per MessageId:
+ *    exit status 0 is success.  A command must be idempotent per
+ *    (AS4GW_FROM, AS4GW_MESSAGE_ID), or per AS4GW_DIR's base name:
  *    a crash after it succeeded and before the row is marked done runs it
  *    again (README "Backend hand-off").
  *    The command runs in its own process group with stdin /dev/null and its
@@ -51,7 +54,8 @@
  * itself never prints).  Every pointer lives only during the callback. */
 struct deliver_report {
 	const char *message_id;
-	const char *name;        /* directory name: hex SHA-256 of message_id */
+	const char *from_party;  /* with message_id, the inbox key */
+	const char *name;        /* directory name (deliver_name) */
 	int attempts;            /* claims so far, this one included */
 	int ok;                  /* 1 delivered and marked done; 0 failed */
 	int64_t retry_in_ms;     /* !ok: back-off before the next claim */
@@ -110,10 +114,13 @@ int deliver_run(struct store *s, const struct deliver_opts *o,
 int64_t deliver_backoff_ms(int attempts);
 
 /*
- * The directory name of a message: the lower-case hex SHA-256 of its
- * MessageId (filesystem-safe, collision-free, the same on every delivery)
- * into out[2 * 32 + 1].  0 ok, -1 (ERR_INTERNAL) when hashing fails.
+ * The directory name of a message: the lower-case hex SHA-256 over its
+ * sending party, one NUL byte and its MessageId — the inbox key (a party
+ * string holds no NUL), so filesystem-safe, collision-free across parties
+ * and the same on every delivery — into out[2 * 32 + 1].  0 ok, -1
+ * (ERR_INTERNAL) when hashing fails.
  */
-int deliver_name(const char *message_id, char out[65], struct err *err);
+int deliver_name(const char *from_party, const char *message_id,
+    char out[65], struct err *err);
 
 #endif

@@ -285,16 +285,18 @@ gateway_parse(const struct gateway *gw, struct arena *a,
 static void
 gateway_remember(const struct gateway *gw, const struct gateway_in *in,
     const struct store_message *m, const struct pmode_leg *leg,
-    const struct wss_result *sec, const struct gateway_answer *ans)
+    const struct wss_result *sec)
 {
 	struct gateway_replay_hit hit;
 
 	if (!in->keyed || !sec->replayable)
 		return;
 	hit.message_id = m->message_id;
-	hit.from_party = ans->from_party;
+	hit.from_party = m->from_party;  /* with message_id, the inbox key */
 	hit.pmode = leg->id;
 	memcpy(hit.content_hash, m->content_hash, sizeof(hit.content_hash));
+	memcpy(hit.content_hash_v1, m->content_hash_v1,
+	    sizeof(hit.content_hash_v1));
 	gateway_replay_note(gw->replay, in->key, &hit, sec->valid_from_ms,
 	    sec->valid_until_ms);
 }
@@ -302,7 +304,7 @@ gateway_remember(const struct gateway *gw, const struct gateway_in *in,
 /*
  * The very bytes of a request this gateway verified and stored, inside the
  * window in which they would verify again: let the store decide on the
- * MessageId and content hash alone (a probe).  1 answered (a duplicate:
+ * inbox key (sending party, MessageId) and content hashes alone (a probe).  1 answered (a duplicate:
  * the stored Receipt), 0 take the full path (not cached, expired window,
  * purged meanwhile, or any store trouble, which the full path reports).
  */
@@ -319,11 +321,15 @@ gateway_replayed(const struct gateway *gw, struct store *s, struct arena *a,
 
 	err_clear(&err);
 	if (s == NULL || !in->keyed ||
-	    gateway_replay_find(gw->replay, in->key, at, a, &hit) != 1)
+	    gateway_replay_find(gw->replay, in->key, at, a, &hit) != 1 ||
+	    hit.from_party == NULL)
 		return 0;
 	memset(&m, 0, sizeof(m));
 	m.message_id = hit.message_id;
+	m.from_party = hit.from_party;
 	memcpy(m.content_hash, hit.content_hash, sizeof(m.content_hash));
+	memcpy(m.content_hash_v1, hit.content_hash_v1,
+	    sizeof(m.content_hash_v1));
 	m.received_at_ms = now;
 	if (inbox_submit(s, a, &m, NULL, 0, &res, &err) == -1 ||
 	    res.outcome != STORE_DUPLICATE ||
@@ -342,7 +348,7 @@ gateway_replayed(const struct gateway *gw, struct store *s, struct arena *a,
 }
 
 /*
- * A MessageId this process answered lately is probably a retry: probe the
+ * A key (party, MessageId) this process answered lately is probably a retry: probe the
  * store first (store.h), which answers a duplicate with the stored Receipt
  * without our signing a new one that would be thrown away.  0 decided (*res
  * filled), 1 not stored (sign and accept), -1 failed.
@@ -351,7 +357,7 @@ static int
 gateway_probe(const struct gateway *gw, struct store *s, struct arena *a,
     struct store_message *m, struct store_result *res, struct err *err)
 {
-	if (!inbox_recent_seen(gw->recent, m->message_id))
+	if (!inbox_recent_seen(gw->recent, m->from_party, m->message_id))
 		return 1;
 	if (inbox_submit(s, a, m, NULL, 0, res, err) == -1)
 		return -1;
@@ -391,8 +397,8 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 		err_set(&ans->err, ERR_STORE, NULL, "message disappeared");
 		goto out;
 	}
-	inbox_recent_note(gw->recent, m.message_id);
-	gateway_remember(gw, in, &m, leg, sec, ans);
+	inbox_recent_note(gw->recent, m.from_party, m.message_id);
+	gateway_remember(gw, in, &m, leg, sec);
 	ans->outcome = res.outcome == STORE_NEW ? "new" : "duplicate";
 	ans->status = 200;
 	ans->content_type = GATEWAY_CT_SOAP;

@@ -85,9 +85,11 @@ int gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
 
 struct gateway_replay_hit {
 	const char *message_id;      /* arena copy */
-	const char *from_party;      /* arena copy or NULL */
+	const char *from_party;      /* arena copy or NULL; with message_id
+	                              * the inbox key (store_message) */
 	const char *pmode;           /* the leg's id (borrowed from conf) */
-	unsigned char content_hash[STORE_HASH_LEN];
+	unsigned char content_hash[STORE_HASH_LEN];    /* both versions */
+	unsigned char content_hash_v1[STORE_HASH_LEN]; /* (store.h) */
 };
 
 /* NULL when out of memory; free accepts NULL. */

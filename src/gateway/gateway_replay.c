@@ -10,7 +10,8 @@
  * (the cache belongs to one gateway generation; a reload starts empty).  So
  * a request whose SHA-256 over Content-Type and body matches one this
  * gateway verified and stored, seen again inside that window, goes straight
- * to the store as a probe (store.h): the store still decides (DUPLICATE with
+ * to the store as a probe (store.h) of the inbox key it was stored under
+ * (sending party and MessageId): the store still decides (DUPLICATE with
  * the stored Receipt and the counter, or ABSENT after a purge, when the
  * request is processed in full).  Outside the window, or not in the table,
  * the request takes the full path and gets the full checks.
@@ -34,6 +35,7 @@ struct gateway_replay_entry {
 	int used;
 	unsigned char key[CODEC_SHA256_LEN];
 	unsigned char content_hash[STORE_HASH_LEN];
+	unsigned char content_hash_v1[STORE_HASH_LEN];
 	int64_t from_ms, until_ms;
 	const char *pmode;                  /* the leg's id: lives with conf */
 	char message_id[GATEWAY_REPLAY_TEXT];
@@ -128,6 +130,8 @@ gateway_replay_note(struct gateway_replay *r,
 	e.used = 1;
 	memcpy(e.key, key, sizeof(e.key));
 	memcpy(e.content_hash, hit->content_hash, sizeof(e.content_hash));
+	memcpy(e.content_hash_v1, hit->content_hash_v1,
+	    sizeof(e.content_hash_v1));
 	e.from_ms = from_ms;
 	e.until_ms = until_ms;
 	e.pmode = hit->pmode;
@@ -161,6 +165,8 @@ gateway_replay_find(struct gateway_replay *r,
 	    arena_strdup(a, e.from_party) : NULL;
 	ret->pmode = e.pmode;
 	memcpy(ret->content_hash, e.content_hash, sizeof(ret->content_hash));
+	memcpy(ret->content_hash_v1, e.content_hash_v1,
+	    sizeof(ret->content_hash_v1));
 	if (ret->message_id == NULL ||
 	    (e.from_party[0] != '\0' && ret->from_party == NULL))
 		return -1;

@@ -83,6 +83,25 @@ inbox_parts(struct arena *a, const struct ebms_user_message *um,
 	return 0;
 }
 
+/*
+ * Both content hashes (payload.h): version 2 with its field digests, which
+ * a new row stores, and version 1, which only a row stored before the
+ * digests existed is compared with (README "The inbox guarantees").
+ */
+static int
+inbox_hash(struct arena *a, const struct ebms_user_message *um,
+    struct store_message *m)
+{
+	unsigned char *fields = NULL;
+
+	if (payload_content_hash2(a, um, m->content_hash, &fields,
+	    &m->field_hashes_len) == -1 ||
+	    payload_content_hash(um, m->content_hash_v1) == -1)
+		return -1;
+	m->field_hashes = fields;
+	return 0;
+}
+
 /* Map the UserMessage onto the inbox row; -1 with err set on failure. */
 static int
 inbox_message(struct arena *a, const struct ebms_user_message *um,
@@ -109,7 +128,7 @@ inbox_message(struct arena *a, const struct ebms_user_message *um,
 	if (m->partition_key == NULL || inbox_parts(a, um, m) == -1)
 		return err_set(err, ERR_INTERNAL, NULL,
 		    "could not build the inbox row (out of request memory)");
-	if (payload_content_hash(um, m->content_hash) == -1)
+	if (inbox_hash(a, um, m) == -1)
 		return err_set(err, ERR_INTERNAL, NULL,
 		    "could not hash the message content");
 	return 0;
@@ -142,10 +161,20 @@ inbox_submit(struct store *s, struct arena *a, struct store_message *m,
 	if (store_accept(s, m, a, &res, err) == -1)
 		return -1;
 	*ret = res;
-	/* ebMS3 Core 6.7.1: no dedicated code for a reused MessageId */
-	if (res.outcome == STORE_DRIFT)
-		return err_set(err, ERR_EBMS, "EBMS:0004",
+	/* ebMS3 Core 6.7.1: no dedicated code for a reused MessageId.  The
+	 * differing field goes to the log only (err detail), never to the
+	 * partner, whose answer stays one fixed text. */
+	if (res.outcome == STORE_DRIFT) {
+		char buf[64];
+
+		(void)err_set(err, ERR_EBMS, "EBMS:0004",
 		    "message id already used for other content");
+		err_detail(err, "drift: first differing field %s",
+		    m->field_hashes == NULL ? "unknown (probe)" :
+		    payload_field_diff(res.stored_fields, res.stored_fields_len,
+		    m->field_hashes, m->field_hashes_len, buf, sizeof(buf)));
+		return -1;
+	}
 	return 0;
 }
 

@@ -15,7 +15,8 @@
  * leg is the matched leg (never NULL): the row's from_party / to_party are
  * its configured parties' canonical names (conf.h struct conf_party), never
  * the message's own PartyIds.
- * DRIFT is reported as ERR_EBMS EBMS:0004 (ret->outcome still STORE_DRIFT).
+ * DRIFT is reported as ERR_EBMS EBMS:0004 (ret->outcome still STORE_DRIFT),
+ * with the first differing field in err's detail (the log) only.
  * s NULL (no connection) is ERR_STORE, like any other database failure.
  */
 int inbox_accept(struct store *s, struct arena *a,
@@ -39,7 +40,8 @@ int inbox_submit(struct store *s, struct arena *a, struct store_message *m,
     struct store_result *ret, struct err *err);
 
 /*
- * A hint, never a decision: the MessageIds this process answered recently,
+ * A hint, never a decision: the inbox keys (sending party, MessageId) this
+ * process answered recently,
  * so a likely retry is probed (no Receipt signed) before a Receipt is made.
  * A fixed table of 64-bit hashes, one per slot (direct-mapped, newer evicts
  * older); safe to use from any number of threads without locks (relaxed
@@ -55,10 +57,13 @@ struct inbox_recent *inbox_recent_new(unsigned bits);
 /* Accepts NULL. */
 void inbox_recent_free(struct inbox_recent *r);
 
-/* 1 when message_id was probably noted, else 0 (also for r NULL). */
-int inbox_recent_seen(const struct inbox_recent *r, const char *message_id);
+/* 1 when (party, message_id) was probably noted, else 0 (also for r, party
+ * or message_id NULL). */
+int inbox_recent_seen(const struct inbox_recent *r, const char *party,
+    const char *message_id);
 
-/* Note message_id (r NULL: nothing). */
-void inbox_recent_note(struct inbox_recent *r, const char *message_id);
+/* Note (party, message_id) (r NULL: nothing). */
+void inbox_recent_note(struct inbox_recent *r, const char *party,
+    const char *message_id);
 
 #endif

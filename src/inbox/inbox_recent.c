@@ -15,13 +15,20 @@ struct inbox_recent {
 	_Atomic uint64_t *slots;
 };
 
-/* FNV-1a, 64 bit; never 0 (0 marks an empty slot). */
+/* FNV-1a, 64 bit, over party, a NUL and the MessageId (the inbox key);
+ * never 0 (0 marks an empty slot). */
 static uint64_t
-inbox_recent_hash(const char *s)
+inbox_recent_hash(const char *party, const char *message_id)
 {
 	uint64_t h = 14695981039346656037ULL;
+	const char *s;
 
-	for (; *s != '\0'; s++) {
+	for (s = party; *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	h *= 1099511628211ULL;  /* the NUL: h ^= 0 */
+	for (s = message_id; *s != '\0'; s++) {
 		h ^= (unsigned char)*s;
 		h *= 1099511628211ULL;
 	}
@@ -60,24 +67,26 @@ inbox_recent_free(struct inbox_recent *r)
 }
 
 int
-inbox_recent_seen(const struct inbox_recent *r, const char *message_id)
+inbox_recent_seen(const struct inbox_recent *r, const char *party,
+    const char *message_id)
 {
 	uint64_t h;
 
-	if (r == NULL || message_id == NULL)
+	if (r == NULL || party == NULL || message_id == NULL)
 		return 0;
-	h = inbox_recent_hash(message_id);
+	h = inbox_recent_hash(party, message_id);
 	return atomic_load_explicit(&r->slots[h & r->mask],
 	    memory_order_relaxed) == h;
 }
 
 void
-inbox_recent_note(struct inbox_recent *r, const char *message_id)
+inbox_recent_note(struct inbox_recent *r, const char *party,
+    const char *message_id)
 {
 	uint64_t h;
 
-	if (r == NULL || message_id == NULL)
+	if (r == NULL || party == NULL || message_id == NULL)
 		return;
-	h = inbox_recent_hash(message_id);
+	h = inbox_recent_hash(party, message_id);
 	atomic_store_explicit(&r->slots[h & r->mask], h, memory_order_relaxed);
 }

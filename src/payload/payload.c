@@ -5,6 +5,7 @@
 #include "payload.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define PAYLOAD_HASH_TAG "as4gw-content-hash-v1"
@@ -114,4 +115,157 @@ payload_content_hash(const struct ebms_user_message *um,
 	if (codec_sha256_final(ph.h, out) == -1 || ph.failed)
 		return -1;
 	return 0;
+}
+
+/* ---- version 2: per-field digests (payload.h) ---------------------------- */
+
+#define PAYLOAD_HASH2_TAG "as4gw-content-hash-v2"
+
+/* Names of the fixed fields, in digest order (payload.h). */
+static const char *const payload_field_names[PAYLOAD_FIELDS_FIXED] = {
+	"From", "To", "AgreementRef", "Service", "Action", "ConversationId",
+	"RefToMessageId", "MessageProperties", "PartInfo count",
+};
+
+/* Start one field's digest. */
+static void
+payload_field_start(struct payload_hash *ph)
+{
+	ph->h = codec_sha256_new();
+	ph->failed = ph->h == NULL;
+}
+
+/* End one field's digest into out; *bad is set when anything failed. */
+static void
+payload_field_end(struct payload_hash *ph, unsigned char *out, int *bad)
+{
+	if (ph->h == NULL || codec_sha256_final(ph->h, out) == -1 ||
+	    ph->failed)
+		*bad = 1;
+	ph->h = NULL;
+}
+
+/* Fixed field i of um into the open digest (the order of the names). */
+static void
+payload_field_feed(struct payload_hash *ph, const struct ebms_user_message *um,
+    size_t i)
+{
+	switch (i) {
+	case 0: payload_hash_party(ph, &um->from); break;
+	case 1: payload_hash_party(ph, &um->to); break;
+	case 2:
+		payload_hash_str(ph, um->agreement_ref);
+		payload_hash_str(ph, um->agreement_type);
+		payload_hash_str(ph, um->agreement_pmode);
+		break;
+	case 3:
+		payload_hash_str(ph, um->service);
+		payload_hash_str(ph, um->service_type);
+		break;
+	case 4: payload_hash_str(ph, um->action); break;
+	case 5: payload_hash_str(ph, um->conversation_id); break;
+	case 6: payload_hash_str(ph, um->ref_to_message_id); break;
+	case 7: payload_hash_props(ph, um->props, um->n_props); break;
+	default: payload_hash_u64(ph, (uint64_t)um->n_parts); break;
+	}
+}
+
+/*
+ * Part field k (0: where and PartProperties, 1: final bytes) of p into the
+ * open digest.  Where is only the kind of href (absent, cid:, other), never
+ * the Content-ID itself: a retry may be rebuilt with fresh Content-IDs.
+ */
+static void
+payload_part_feed(struct payload_hash *ph, const struct ebms_part *p, int k)
+{
+	if (k == 1) {
+		payload_hash_bytes(ph, p->data, p->len);
+		return;
+	}
+	payload_hash_u64(ph, p->href == NULL ? 0 :
+	    strncmp(p->href, "cid:", 4) == 0 ? 1 : 2);
+	payload_hash_props(ph, p->props, p->n_props);
+}
+
+/* Every field digest of um into fields (n of them); -1 if SHA-256 fails. */
+static int
+payload_fields(const struct ebms_user_message *um, unsigned char *fields,
+    size_t n)
+{
+	struct payload_hash ph;
+	int bad = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		payload_field_start(&ph);
+		if (ph.h == NULL)
+			return -1;
+		if (i < PAYLOAD_FIELDS_FIXED)
+			payload_field_feed(&ph, um, i);
+		else
+			payload_part_feed(&ph,
+			    &um->parts[(i - PAYLOAD_FIELDS_FIXED) / 2],
+			    (int)((i - PAYLOAD_FIELDS_FIXED) % 2));
+		payload_field_end(&ph, fields + i * CODEC_SHA256_LEN, &bad);
+	}
+	return bad ? -1 : 0;
+}
+
+/* The version 2 content hash and its field digests (payload.h). */
+int
+payload_content_hash2(struct arena *a, const struct ebms_user_message *um,
+    unsigned char out[CODEC_SHA256_LEN], unsigned char **ret_fields,
+    size_t *ret_len)
+{
+	size_t n = PAYLOAD_FIELDS_FIXED + 2 * um->n_parts;
+	unsigned char *fields = arena_calloc(a, n, CODEC_SHA256_LEN);
+	struct payload_hash ph = { NULL, 0 };
+
+	if (fields == NULL || payload_fields(um, fields, n) == -1)
+		return -1;
+	payload_field_start(&ph);
+	if (ph.h == NULL)
+		return -1;
+	payload_hash_str(&ph, PAYLOAD_HASH2_TAG);
+	payload_hash_str(&ph, um->message_id);
+	payload_hash_bytes(&ph, fields, n * CODEC_SHA256_LEN);
+	if (codec_sha256_final(ph.h, out) == -1 || ph.failed)
+		return -1;
+	*ret_fields = fields;
+	*ret_len = n * CODEC_SHA256_LEN;
+	return 0;
+}
+
+/* The name of field digest i (payload.h), written into buf. */
+const char *
+payload_field_name(size_t i, char *buf, size_t len)
+{
+	size_t part;
+
+	if (i < PAYLOAD_FIELDS_FIXED)
+		return payload_field_names[i];
+	part = (i - PAYLOAD_FIELDS_FIXED) / 2;
+	(void)snprintf(buf, len, "PartInfo[%zu] %s", part,
+	    (i - PAYLOAD_FIELDS_FIXED) % 2 == 0 ? "PartProperties" :
+	    "payload bytes");
+	return buf;
+}
+
+/* The first field in which two digest lists differ (payload.h). */
+const char *
+payload_field_diff(const unsigned char *stored, size_t stored_len,
+    const unsigned char *now, size_t now_len, char *buf, size_t len)
+{
+	size_t n = (stored_len < now_len ? stored_len : now_len) /
+	    CODEC_SHA256_LEN, i;
+
+	if (stored == NULL)
+		return "content (row stored before per-field digests)";
+	for (i = 0; i < n; i++)
+		if (memcmp(stored + i * CODEC_SHA256_LEN,
+		    now + i * CODEC_SHA256_LEN, CODEC_SHA256_LEN) != 0)
+			return payload_field_name(i, buf, len);
+	if (stored_len != now_len)
+		return "PartInfo count";
+	return "none (every field digest equal)";
 }

@@ -7,6 +7,7 @@
 #define AS4GW_PAYLOAD_H
 
 #include "../ebms/ebms.h"
+#include "../util/arena.h"
 #include "../util/codec.h"
 
 /*
@@ -16,8 +17,9 @@
  * final bytes — never Timestamp, signatures or ciphertext.  Every field is
  * length-prefixed so no two different messages share an encoding.
  *
- * The encoding (version 1; stored hashes are compared with later retries, so
- * it must never change silently — a change needs a new tag):
+ * The encoding (version 1, the rows stored before migration 004/003 and the
+ * comparison of their retries; stored hashes are compared with later
+ * retries, so it must never change silently — a change needs a new tag):
  *   str(s)   = 0xFFFFFFFFFFFFFFFF if s is NULL, else u64be(len) || bytes
  *   cnt(n)   = u64be(n)
  *   party(p) = str(role) cnt(n_ids) { str(type) str(value) }...
@@ -35,6 +37,46 @@
  */
 int payload_content_hash(const struct ebms_user_message *um,
     unsigned char out[CODEC_SHA256_LEN]);
+
+/*
+ * Version 2 (issue 10, item 13), what new inbox rows store: the same fields
+ * as version 1 except the PartInfo hrefs — a legitimate retry may be rebuilt
+ * with fresh Content-IDs, and payload order + PartProperties + bytes still
+ * identify the content; only the kind of href is kept (0 none: SOAP Body,
+ * 1 cid:, 2 other).  Each field has its own digest, so a drift can be
+ * logged with the first field that differs:
+ *   field digests, PAYLOAD_FIELDS_FIXED + 2 per part, in this order:
+ *     0 From = SHA-256(party(From))        1 To = SHA-256(party(To))
+ *     2 AgreementRef = SHA-256(str(ref) str(@type) str(@pmode))
+ *     3 Service = SHA-256(str(Service) str(@type))
+ *     4 Action  5 ConversationId  6 RefToMessageId = SHA-256(str(...))
+ *     7 MessageProperties = SHA-256(cnt(n) prop...)
+ *     8 PartInfo count = SHA-256(cnt(n PartInfo))
+ *     then per PartInfo i: SHA-256(cnt(href kind) cnt(n) prop...),
+ *                          SHA-256(str(final bytes))
+ *   hash = SHA-256( str("as4gw-content-hash-v2") str(MessageId)
+ *                   str(field digests concatenated) )
+ * *ret_fields (arena, *ret_len = 32 per digest) gets the digests.  The
+ * inbox stores hash and digests; a row without digests was stored under
+ * version 1 and is compared with the version 1 hash (store.h).  0, or -1
+ * when SHA-256 fails or a is exhausted.
+ */
+#define PAYLOAD_FIELDS_FIXED 9
+int payload_content_hash2(struct arena *a, const struct ebms_user_message *um,
+    unsigned char out[CODEC_SHA256_LEN], unsigned char **ret_fields,
+    size_t *ret_len);
+
+/* The name of field digest i ("From", "PartInfo[2] payload bytes"),
+ * static or written into buf[len]. */
+const char *payload_field_name(size_t i, char *buf, size_t len);
+
+/*
+ * For the log of a drift: the name of the first field whose digest differs
+ * between a stored row's digests (NULL: a version 1 row, which has none) and
+ * a message's (lengths in bytes).  Static or in buf[len].
+ */
+const char *payload_field_diff(const unsigned char *stored, size_t stored_len,
+    const unsigned char *now, size_t now_len, char *buf, size_t len);
 
 /*
  * Caps on decompression (NEGATIVE-CASES 53: a gzip bomb must stop early with

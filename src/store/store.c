@@ -82,8 +82,13 @@ store_check_message(const struct store_message *m, struct err *err)
 	if (m->message_id == NULL || *m->message_id == '\0' ||
 	    strlen(m->message_id) > STORE_MESSAGE_ID_MAX)
 		why = "message id empty or too long";
+	else if (m->from_party == NULL)
+		why = "no sending party (the key)";
+	else if (m->field_hashes_len % STORE_HASH_LEN != 0 ||
+	    (m->field_hashes_len > 0 && m->field_hashes == NULL))
+		why = "field digests malformed";
 	else if (m->receipt == NULL)
-		return 0;       /* a probe reads message_id and content_hash only */
+		return 0;       /* a probe reads the key and the hashes only */
 	else if (store_check_fields(m) == -1)
 		why = "a required field is missing";
 	else if (m->receipt != NULL && m->receipt_len == 0)
@@ -137,15 +142,15 @@ store_claim(struct store *s, int64_t now_ms, int64_t stale_ms,
 
 /* Mark a claimed delivery done, or put it back for a retry (store.h). */
 int
-store_finish(struct store *s, const char *message_id, int ok,
-    int64_t now_ms, int64_t retry_at_ms, struct err *err)
+store_finish(struct store *s, const char *from_party, const char *message_id,
+    int ok, int64_t now_ms, int64_t retry_at_ms, struct err *err)
 {
 	if (message_id == NULL || *message_id == '\0' ||
-	    strlen(message_id) > STORE_MESSAGE_ID_MAX)
+	    strlen(message_id) > STORE_MESSAGE_ID_MAX || from_party == NULL)
 		return err_set(err, ERR_INTERNAL, NULL,
-		    "invalid finish: message id empty or too long");
-	return s->ops->finish(s, message_id, ok != 0, now_ms, retry_at_ms,
-	    err);
+		    "invalid finish: message id empty or too long, or no party");
+	return s->ops->finish(s, from_party, message_id, ok != 0, now_ms,
+	    retry_at_ms, err);
 }
 
 /* A purge the caller built wrongly: no batch bound, or legs missing. */

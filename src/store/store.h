@@ -26,10 +26,17 @@ struct store_part {
 	size_t len;
 };
 
+/*
+ * The inbox key is (from_party, message_id): a MessageId is unique per
+ * sending party (ebMS3 Core 5.2.2.1 asks senders for globally unique ids,
+ * but one partner must not be able to block or probe another's).
+ */
 struct store_message {
 	const char *message_id;       /* eb:MessageInfo/MessageId, the key */
 	const char *from_party;       /* the matched leg's canonical parties (conf.h */
-	const char *to_party;         /* struct conf_party name): "type:value" or value */
+	const char *to_party;         /* struct conf_party name): "type:value" or
+	                               * value; from_party with message_id is
+	                               * the key */
 	const char *service;
 	const char *action;
 	const char *conversation_id;
@@ -37,7 +44,14 @@ struct store_message {
 	const char *pmode_id;
 	const char *source;           /* peer address */
 	const char *partition_key;    /* YYYY-MM of received_at */
-	unsigned char content_hash[STORE_HASH_LEN];
+	unsigned char content_hash[STORE_HASH_LEN];   /* version 2, stored */
+	unsigned char content_hash_v1[STORE_HASH_LEN]; /* version 1 of the same
+	                               * message: matches only a row stored
+	                               * before migration 004/003 (payload.h) */
+	const unsigned char *field_hashes; /* per-field digests stored with a
+	                               * new row (STORE_HASH_LEN each); may be
+	                               * NULL (then the row has none) */
+	size_t field_hashes_len;
 	const unsigned char *receipt; /* signed Receipt bytes to store and return;
 	                               * NULL: a probe (see store_accept) */
 	size_t receipt_len;
@@ -53,12 +67,17 @@ struct store_result {
 	const unsigned char *receipt; /* NEW: m->receipt; DUPLICATE: the stored bytes (arena); DRIFT, ABSENT: NULL */
 	size_t receipt_len;
 	int64_t duplicates;           /* the row's duplicate counter after this call */
+	const unsigned char *stored_fields; /* DRIFT: the stored row's field
+	                               * digests (arena), NULL for a row that
+	                               * has none (stored before 004/003) */
+	size_t stored_fields_len;
 };
 
 /* One claimed delivery: the inbox row and its payloads (arena memory). */
 struct store_delivery {
 	const char *message_id;
-	const char *from_party, *to_party, *service, *action;
+	const char *from_party;       /* with message_id, the key */
+	const char *to_party, *service, *action;
 	const char *conversation_id;
 	const char *agreement_ref;    /* may be NULL */
 	const char *pmode_id;         /* may be NULL */
@@ -101,8 +120,9 @@ struct store_ops {
 	void (*close)(struct store *s);
 	int (*claim)(struct store *s, int64_t now_ms, int64_t stale_ms,
 	    struct arena *a, struct store_delivery *ret, struct err *err);
-	int (*finish)(struct store *s, const char *message_id, int ok,
-	    int64_t now_ms, int64_t retry_at_ms, struct err *err);
+	int (*finish)(struct store *s, const char *from_party,
+	    const char *message_id, int ok, int64_t now_ms,
+	    int64_t retry_at_ms, struct err *err);
 	int (*purge)(struct store *s, const struct store_purge *p,
 	    size_t *purged, size_t *kept, struct err *err);
 	int (*stats)(struct store *s, struct store_stats *ret, struct err *err);
@@ -127,13 +147,19 @@ int store_migrate(struct store *s, struct err *err);
 int store_ping(struct store *s, struct err *err);
 
 /*
- * The accept transaction (DESIGN.md "inbox"), all in ONE database transaction:
- *  - MessageId new: insert inbox row (with receipt), payload rows and a
- *    delivery row (state 'ready'); COMMIT -> STORE_NEW.
- *  - MessageId present with the same content_hash: increment duplicates,
- *    set last_duplicate_at; COMMIT -> STORE_DUPLICATE with the stored receipt.
- *  - present with another hash: change nothing -> STORE_DRIFT.
- * Concurrent calls for one MessageId end in one row and one NEW, the rest
+ * The accept transaction (DESIGN.md "inbox"), all in ONE database
+ * transaction, keyed on (from_party, message_id) — a row of another party
+ * with the same MessageId is never read, counted or revealed:
+ *  - key new: insert inbox row (with receipt and field digests), payload
+ *    rows and a delivery row (state 'ready'); COMMIT -> STORE_NEW.
+ *  - key present with the same content: increment duplicates, set
+ *    last_duplicate_at; COMMIT -> STORE_DUPLICATE with the stored receipt.
+ *    The same content: the stored content_hash equals m->content_hash, or
+ *    the row has no field digests (stored before migration 004/003) and
+ *    its hash equals m->content_hash_v1.
+ *  - present with other content: change nothing -> STORE_DRIFT, with the
+ *    stored field digests (ret->stored_fields) for the log.
+ * Concurrent calls for one key end in one row and one NEW, the rest
  * DUPLICATE.  Any database failure rolls back and is ERR_STORE (503).
  *
  * A probe (m->receipt NULL, so the caller need not sign a Receipt for a
@@ -141,8 +167,9 @@ int store_ping(struct store *s, struct err *err);
  * not present is STORE_ABSENT and nothing is written (the caller then signs
  * and calls again with the receipt; a concurrent insert in between is
  * decided by that second call as usual).  A probe reads only message_id,
- * content_hash and received_at_ms (for last_duplicate_at): the other fields
- * may be NULL and n_parts 0 (gateway_replay.c sends such probes).
+ * from_party (both required), the two content hashes and received_at_ms
+ * (for last_duplicate_at): the other fields may be NULL and n_parts 0
+ * (gateway_replay.c sends such probes).
  *
  * Durability: a NEW commit is durable when store_accept returns (fsync /
  * synchronous_commit as configured).  A DUPLICATE changes only the counter
@@ -152,7 +179,7 @@ int store_ping(struct store *s, struct err *err);
  * durable already (a row is visible only once its own commit was flushed).
  *
  * PostgreSQL: one round trip per call (the as4gw_accept() function of
- * migration 003, in a single-statement transaction) for messages with up to
+ * migration 004, in a single-statement transaction) for messages with up to
  * 256 KiB of payload; larger payloads are streamed with COPY inside BEGIN ...
  * COMMIT (four round trips, but libpq never holds a copy of them).  On NEW it then sends
  * NOTIFY on channel "as4gw_inbox" with the MessageId without waiting for
@@ -203,8 +230,9 @@ int store_claim(struct store *s, int64_t now_ms, int64_t stale_ms,
  * (Migration 002 adds delivery.not_before, NULL = at once; store_claim only
  * takes 'ready' rows with not_before NULL or <= now_ms.)
  */
-int store_finish(struct store *s, const char *message_id, int ok,
-    int64_t now_ms, int64_t retry_at_ms, struct err *err);
+int store_finish(struct store *s, const char *from_party,
+    const char *message_id, int ok, int64_t now_ms, int64_t retry_at_ms,
+    struct err *err);
 
 /*
  * One purge batch (see struct store_purge) in one transaction: *purged =

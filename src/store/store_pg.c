@@ -63,21 +63,21 @@
 #define STORE_PG_COPY_CHUNK ((size_t)64 * 1024)
 
 /* COPY of payload rows in binary format (PostgreSQL docs, COPY "Binary
- * Format"): signature, flags 0, no header extension; 6 fields a row. */
-#define STORE_PG_COPY_SQL "COPY payload (message_id, part_no, content_id," \
-	" mime_type, properties, content) FROM STDIN (FORMAT binary)"
+ * Format"): signature, flags 0, no header extension; 7 fields a row. */
+#define STORE_PG_COPY_SQL "COPY payload (from_party, message_id, part_no," \
+	" content_id, mime_type, properties, content) FROM STDIN (FORMAT binary)"
 #define STORE_PG_COPY_HEAD "PGCOPY\n\377\r\n\0" "\0\0\0\0" "\0\0\0\0"
-#define STORE_PG_COPY_ROW "\0\6"
+#define STORE_PG_COPY_ROW "\0\7"
 #define STORE_PG_COPY_END "\377\377"
 
 enum store_pg_stmt_id { STORE_PG_ACCEPT, STORE_PG_COUNT };
 
-/* The parameters of as4gw_accept(), in order (003_accept.sql). */
+/* The parameters of as4gw_accept(), in order (004_party_key.sql). */
 enum store_pg_arg {
 	STORE_PG_A_ID, STORE_PG_A_FROM, STORE_PG_A_TO, STORE_PG_A_SERVICE,
 	STORE_PG_A_ACTION, STORE_PG_A_CONV, STORE_PG_A_AGREEMENT,
 	STORE_PG_A_PMODE, STORE_PG_A_SOURCE, STORE_PG_A_HASH,
-	STORE_PG_A_RECEIPT, STORE_PG_A_RECEIVED, STORE_PG_A_PARTITION,
+	STORE_PG_A_HASH_V1, STORE_PG_A_FIELDS, STORE_PG_A_RECEIPT, STORE_PG_A_RECEIVED, STORE_PG_A_PARTITION,
 	STORE_PG_A_PART_NO, STORE_PG_A_CID, STORE_PG_A_MIME, STORE_PG_A_PROPS,
 	STORE_PG_A_CONTENT, STORE_PG_A_COUNT
 };
@@ -88,7 +88,8 @@ enum store_pg_arg {
 static const Oid store_pg_accept_types[STORE_PG_A_COUNT] = {
 	STORE_PG_TEXT, STORE_PG_TEXT, STORE_PG_TEXT, STORE_PG_TEXT,
 	STORE_PG_TEXT, STORE_PG_TEXT, STORE_PG_TEXT, STORE_PG_TEXT,
-	STORE_PG_TEXT, STORE_PG_BYTEA, STORE_PG_BYTEA, STORE_PG_INT8,
+	STORE_PG_TEXT, STORE_PG_BYTEA, STORE_PG_BYTEA, STORE_PG_BYTEA,
+	STORE_PG_BYTEA, STORE_PG_INT8,
 	STORE_PG_TEXT, STORE_PG_INT4_ARRAY, STORE_PG_TEXT_ARRAY,
 	STORE_PG_TEXT_ARRAY, STORE_PG_TEXT_ARRAY, STORE_PG_BYTEA_ARRAY,
 };
@@ -102,9 +103,10 @@ static const Oid store_pg_elem_types[STORE_PG_N_ARRAYS] = {
 static const struct store_pg_stmt store_pg_stmts[STORE_PG_COUNT] = {
 	[STORE_PG_ACCEPT] = { "as4gw_accept", "store message",
 	    STORE_PG_A_COUNT,
-	    "SELECT outcome, receipt, duplicates FROM as4gw_accept($1, $2, $3,"
-	    " $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,"
-	    " $18)", store_pg_accept_types },
+	    "SELECT outcome, receipt, duplicates, field_hashes"
+	    " FROM as4gw_accept($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
+	    " $12, $13, $14, $15, $16, $17, $18, $19, $20)",
+	    store_pg_accept_types },
 };
 
 /* One as4gw_accept() call: its parameters and the buffers behind them. */
@@ -480,7 +482,11 @@ store_pg_accept_init(struct store_pg_accept_call *c,
 	c->p.values[STORE_PG_A_PARTITION] = m->partition_key;
 	/* a probe sends the receipt as NULL */
 	if (store_pg_bytes(&c->p, STORE_PG_A_HASH, m->content_hash,
-	    STORE_HASH_LEN, err) == -1 || (m->receipt != NULL &&
+	    STORE_HASH_LEN, err) == -1 ||
+	    store_pg_bytes(&c->p, STORE_PG_A_HASH_V1, m->content_hash_v1,
+	    STORE_HASH_LEN, err) == -1 || (m->field_hashes != NULL &&
+	    store_pg_bytes(&c->p, STORE_PG_A_FIELDS, m->field_hashes,
+	    m->field_hashes_len, err) == -1) || (m->receipt != NULL &&
 	    store_pg_bytes(&c->p, STORE_PG_A_RECEIPT, m->receipt,
 	    m->receipt_len, err) == -1))
 		return -1;
@@ -516,9 +522,26 @@ store_pg_duplicate(const PGresult *res, struct arena *a,
 	return 0;
 }
 
+/* A DRIFT's stored field digests (NULL for an old row) copied into a. */
+static int
+store_pg_drift(const PGresult *res, struct arena *a, struct store_result *ret,
+    struct err *err)
+{
+	size_t n = (size_t)PQgetlength(res, 0, 3);
+
+	if (PQgetisnull(res, 0, 3))
+		return 0;
+	ret->stored_fields = arena_memdup(a, PQgetvalue(res, 0, 3), n);
+	if (ret->stored_fields == NULL)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "request memory exhausted copying the stored digests");
+	ret->stored_fields_len = n;
+	return 0;
+}
+
 /*
  * as4gw_accept()'s answer (binary: int4 outcome, bytea receipt, int8
- * duplicates) into ret.  Absent after a full call: the row that made the
+ * duplicates, bytea field_hashes) into ret.  Absent after a full call: the row that made the
  * INSERT conflict was purged before the UPDATE; the partner retries.
  */
 static int
@@ -527,7 +550,7 @@ store_pg_outcome(const PGresult *res, const struct store_message *m,
 {
 	uint64_t outcome = 0;
 
-	if (PQntuples(res) == 1 && PQnfields(res) == 3 &&
+	if (PQntuples(res) == 1 && PQnfields(res) == 4 &&
 	    PQgetlength(res, 0, 0) == 4)
 		outcome = store_pg_get(PQgetvalue(res, 0, 0), 4);
 	ret->receipt = NULL;
@@ -538,6 +561,9 @@ store_pg_outcome(const PGresult *res, const struct store_message *m,
 		ret->receipt_len = m->receipt_len;
 	} else if (outcome == STORE_DUPLICATE) {
 		if (store_pg_duplicate(res, a, ret, err) == -1)
+			return -1;
+	} else if (outcome == STORE_DRIFT) {
+		if (store_pg_drift(res, a, ret, err) == -1)
 			return -1;
 	} else if (outcome == STORE_ABSENT && m->receipt != NULL)
 		return err_set(err, ERR_STORE, NULL,
@@ -594,14 +620,14 @@ store_pg_copy_send(struct store_pg *s, struct buf *b)
  * caller's memory in chunks.
  */
 static int
-store_pg_copy_row(struct store_pg *s, const char *id,
+store_pg_copy_row(struct store_pg *s, const char *from, const char *id,
     const struct store_part *pt, struct buf *b)
 {
 	const char *data = (const char *)pt->data;
 	size_t off, n;
 
 	if (buf_append(b, STORE_PG_COPY_ROW, 2) == -1 ||
-	    store_pg_str(b, id) == -1 || store_pg_put32(b, 4) == -1 ||
+	    store_pg_str(b, from) == -1 || store_pg_str(b, id) == -1 || store_pg_put32(b, 4) == -1 ||
 	    store_pg_put32(b, (uint32_t)pt->part_no) == -1 ||
 	    store_pg_str(b, pt->content_id) == -1 ||
 	    store_pg_str(b, pt->mime_type) == -1 ||
@@ -668,7 +694,8 @@ store_pg_copy_parts(struct store_pg *s, const struct store_message *m,
 	ok = buf_append(&b, STORE_PG_COPY_HEAD,
 	    sizeof(STORE_PG_COPY_HEAD) - 1) == 0;
 	for (i = 0; ok && i < m->n_parts; i++)
-		ok = store_pg_copy_row(s, m->message_id, &m->parts[i], &b) == 0 &&
+		ok = store_pg_copy_row(s, m->from_party, m->message_id,
+		    &m->parts[i], &b) == 0 &&
 		    (b.len < STORE_PG_COPY_CHUNK ||
 		    store_pg_copy_send(s, &b) == 0);
 	ok = ok && buf_append(&b, STORE_PG_COPY_END, 2) == 0 &&

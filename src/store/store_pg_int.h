@@ -25,7 +25,7 @@ struct store_pg_stmt {
 };
 
 /* Parameters of one statement call: text unless a format says binary. */
-#define STORE_PG_MAX_PARAMS 18
+#define STORE_PG_MAX_PARAMS 20
 struct store_pg_params {
 	const char *values[STORE_PG_MAX_PARAMS];
 	int lengths[STORE_PG_MAX_PARAMS];
@@ -91,8 +91,9 @@ PGresult *store_pg_call(struct store_pg *s, const struct store_pg_stmt *st,
 int store_pg_queue_claim(struct store *base, int64_t now_ms,
     int64_t stale_ms, struct arena *a, struct store_delivery *ret,
     struct err *err);
-int store_pg_queue_finish(struct store *base, const char *message_id,
-    int ok, int64_t now_ms, int64_t retry_at_ms, struct err *err);
+int store_pg_queue_finish(struct store *base, const char *from_party,
+    const char *message_id, int ok, int64_t now_ms, int64_t retry_at_ms,
+    struct err *err);
 int store_pg_queue_purge(struct store *base, const struct store_purge *p,
     size_t *purged, size_t *kept, struct err *err);
 int store_pg_queue_stats(struct store *base, struct store_stats *ret,

@@ -60,40 +60,46 @@ enum store_pg_queue_col {
 
 const struct store_pg_stmt store_pg_queue_stmts[STORE_PGQ_COUNT] = {
 	/*
-	 * $1 now, $2 the stale cutoff (ms).  The inner WHERE repeats
-	 * delivery_pending_idx's predicate (002_delivery.sql); the subquery
-	 * is an InitPlan, run once.  Documented in the README.
+	 * $1 now, $2 the stale cutoff (ms).  The WHERE of t repeats
+	 * delivery_pending_idx's predicate (002_delivery.sql); t is run once
+	 * and its one row found again by the primary key (from_party,
+	 * message_id).  Documented in the README.
 	 */
 	[STORE_PGQ_CLAIM] = { "as4gw_claim", "claim delivery", 2,
-	    "WITH c AS (UPDATE delivery SET state = 'claimed',"
-	    " claimed_at = " STORE_PGQ_TS(1) ", attempts = attempts + 1"
-	    " WHERE message_id = (SELECT message_id FROM delivery"
-	    " WHERE state IN ('ready', 'claimed')"
+	    "WITH t AS MATERIALIZED (SELECT from_party, message_id"
+	    " FROM delivery WHERE state IN ('ready', 'claimed')"
 	    " AND ((state = 'ready' AND (not_before IS NULL"
 	    " OR not_before <= " STORE_PGQ_TS(1) "))"
 	    " OR (state = 'claimed' AND claimed_at < " STORE_PGQ_TS(2) "))"
-	    " ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)"
-	    " RETURNING message_id, attempts)"
+	    " ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED),"
+	    " c AS (UPDATE delivery AS d SET state = 'claimed',"
+	    " claimed_at = " STORE_PGQ_TS(1) ", attempts = d.attempts + 1"
+	    " FROM t WHERE d.from_party = t.from_party"
+	    " AND d.message_id = t.message_id"
+	    " RETURNING d.from_party, d.message_id, d.attempts)"
 	    " SELECT c.message_id, i.from_party, i.to_party, i.service,"
 	    " i.action, i.conversation_id, i.agreement_ref, i.pmode_id,"
 	    " round(extract(epoch FROM i.received_at) * 1000)::bigint::text,"
 	    " c.attempts::text, p.part_no::text, p.content_id, p.mime_type,"
 	    " p.properties, p.content"
-	    " FROM c JOIN inbox i ON i.message_id = c.message_id"
-	    " LEFT JOIN payload p ON p.message_id = c.message_id"
+	    " FROM c JOIN inbox i ON i.from_party = c.from_party"
+	    " AND i.message_id = c.message_id"
+	    " LEFT JOIN payload p ON p.from_party = c.from_party"
+	    " AND p.message_id = c.message_id"
 	    " ORDER BY p.part_no" },
-	/* $1 message id, $2 now */
-	[STORE_PGQ_DONE] = { "as4gw_done", "mark delivery done", 2,
+	/* $1 message id, $2 now, $3 sending party */
+	[STORE_PGQ_DONE] = { "as4gw_done", "mark delivery done", 3,
 	    "WITH d AS (UPDATE delivery SET state = 'done'"
-	    " WHERE message_id = $1 AND state = 'claimed'"
-	    " RETURNING message_id)"
+	    " WHERE from_party = $3 AND message_id = $1 AND state = 'claimed'"
+	    " RETURNING from_party, message_id)"
 	    " UPDATE inbox SET processed_at = " STORE_PGQ_TS(2)
-	    " FROM d WHERE inbox.message_id = d.message_id" },
-	/* $1 message id, $2 not before */
-	[STORE_PGQ_RETRY] = { "as4gw_retry", "release delivery", 2,
+	    " FROM d WHERE inbox.from_party = d.from_party"
+	    " AND inbox.message_id = d.message_id" },
+	/* $1 message id, $2 not before, $3 sending party */
+	[STORE_PGQ_RETRY] = { "as4gw_retry", "release delivery", 3,
 	    "UPDATE delivery SET state = 'ready', claimed_at = NULL,"
 	    " not_before = " STORE_PGQ_TS(2)
-	    " WHERE message_id = $1 AND state = 'claimed'" },
+	    " WHERE from_party = $3 AND message_id = $1 AND state = 'claimed'" },
 	/*
 	 * $1 the latest cutoff (bounds the received_at index scan), $2 the
 	 * legs as JSON, $3 the default cutoff, $4 undelivered too, $5 batch.
@@ -103,17 +109,20 @@ const struct store_pg_stmt store_pg_queue_stmts[STORE_PGQ_COUNT] = {
 	    "WITH legs AS MATERIALIZED (SELECT l ->> 0 AS pmode_id,"
 	    " (l ->> 1)::bigint AS cutoff_ms"
 	    " FROM json_array_elements($2::json) l),"
-	    " victim AS MATERIALIZED (SELECT i.message_id FROM inbox i"
-	    " LEFT JOIN delivery d ON d.message_id = i.message_id"
+	    " victim AS MATERIALIZED (SELECT i.from_party, i.message_id"
+	    " FROM inbox i LEFT JOIN delivery d ON d.from_party = i.from_party"
+	    " AND d.message_id = i.message_id"
 	    " WHERE" STORE_PGQ_PAST
 	    " AND ($4::boolean OR d.state IS NULL OR d.state = 'done')"
 	    " ORDER BY i.received_at LIMIT $5::bigint"
 	    " FOR UPDATE OF i SKIP LOCKED),"
-	    " gone AS (DELETE FROM inbox WHERE message_id ="
-	    " ANY (ARRAY(SELECT message_id FROM victim)) RETURNING 1)"
+	    " gone AS (DELETE FROM inbox AS g USING victim AS v"
+	    " WHERE g.from_party = v.from_party"
+	    " AND g.message_id = v.message_id RETURNING 1)"
 	    " SELECT (SELECT count(*) FROM gone)::text,"
 	    " (SELECT count(*) FROM (SELECT 1 FROM inbox i"
-	    " JOIN delivery d ON d.message_id = i.message_id"
+	    " JOIN delivery d ON d.from_party = i.from_party"
+	    " AND d.message_id = i.message_id"
 	    " WHERE NOT $4::boolean AND" STORE_PGQ_PAST
 	    " AND d.state IN ('ready', 'claimed') LIMIT $5::bigint) k)::text" },
 	/* inbox: the planner's estimate; an exact count until first ANALYZE */
@@ -247,8 +256,9 @@ store_pg_queue_claim(struct store *base, int64_t now_ms, int64_t stale_ms,
 	    store_pg_queue_parts(res, a, ret) == -1) {
 		(void)err_set(err, ERR_INTERNAL, NULL,
 		    "memory exhausted copying a claimed message");
-		(void)store_pg_queue_finish(base, PQgetvalue(res, 0, 0), 0,
-		    now, now, NULL);
+		(void)store_pg_queue_finish(base,
+		    PQgetvalue(res, 0, STORE_PGQ_C_FROM),
+		    PQgetvalue(res, 0, STORE_PGQ_C_ID), 0, now, now, NULL);
 	} else
 		rc = 1;
 out:
@@ -258,8 +268,9 @@ out:
 
 /* ok: 'done' and processed_at in one statement; else back to 'ready'. */
 int
-store_pg_queue_finish(struct store *base, const char *message_id, int ok,
-    int64_t now_ms, int64_t retry_at_ms, struct err *err)
+store_pg_queue_finish(struct store *base, const char *from_party,
+    const char *message_id, int ok, int64_t now_ms, int64_t retry_at_ms,
+    struct err *err)
 {
 	struct store_pg *s = (struct store_pg *)base;
 	struct store_pg_params p;
@@ -271,6 +282,7 @@ store_pg_queue_finish(struct store *base, const char *message_id, int ok,
 	    store_clamp_ms(ok ? now_ms : retry_at_ms));
 	p.values[0] = message_id;
 	p.values[1] = ms;
+	p.values[2] = from_party;
 	res = store_pg_queue_run(s, ok ? STORE_PGQ_DONE : STORE_PGQ_RETRY, &p,
 	    err);
 	PQclear(res);

@@ -51,20 +51,23 @@ static const struct {
 	[STORE_SQ_INS_INBOX] = { "insert inbox row",
 	    "INSERT INTO inbox (message_id, from_party, to_party, service,"
 	    " action, conversation_id, agreement_ref, pmode_id, source,"
-	    " content_hash, receipt, received_at, partition_key)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
-	    " ON CONFLICT (message_id) DO NOTHING" },
+	    " content_hash, receipt, received_at, partition_key,"
+	    " field_hashes)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+	    " ?14) ON CONFLICT (from_party, message_id) DO NOTHING" },
 	[STORE_SQ_INS_PAYLOAD] = { "insert payload",
 	    "INSERT INTO payload (message_id, part_no, content_id, mime_type,"
-	    " properties, content) VALUES (?1, ?2, ?3, ?4, ?5, ?6)" },
+	    " properties, content, from_party)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)" },
 	[STORE_SQ_INS_DELIVERY] = { "insert delivery row",
-	    "INSERT INTO delivery (message_id, state, attempts, created_at)"
-	    " VALUES (?1, 'ready', 0, ?2)" },
+	    "INSERT INTO delivery (message_id, state, attempts, created_at,"
+	    " from_party) VALUES (?1, 'ready', 0, ?2, ?3)" },
 	[STORE_SQ_SEL_INBOX] = { "read inbox row",
-	    "SELECT content_hash, receipt FROM inbox WHERE message_id = ?1" },
+	    "SELECT content_hash, receipt, field_hashes FROM inbox"
+	    " WHERE from_party = ?2 AND message_id = ?1" },
 	[STORE_SQ_UPD_DUP] = { "count duplicate",
 	    "UPDATE inbox SET duplicates = duplicates + 1,"
-	    " last_duplicate_at = ?2 WHERE message_id = ?1"
+	    " last_duplicate_at = ?2 WHERE from_party = ?3 AND message_id = ?1"
 	    " RETURNING duplicates" },
 };
 
@@ -188,6 +191,8 @@ store_sqlite_insert_inbox(struct store_sqlite *s, const struct store_message *m,
 	b |= store_sqlite_bind_blob(st, 11, m->receipt, m->receipt_len);
 	b |= sqlite3_bind_int64(st, 12, m->received_at_ms);
 	b |= store_sqlite_bind_text(st, 13, m->partition_key);
+	b |= m->field_hashes != NULL ? store_sqlite_bind_blob(st, 14,
+	    m->field_hashes, m->field_hashes_len) : sqlite3_bind_null(st, 14);
 	if (store_sqlite_run(s, STORE_SQ_INS_INBOX, b, err) == -1)
 		return -1;
 	return sqlite3_changes(s->db) == 1 ? 1 : 0;
@@ -212,48 +217,88 @@ store_sqlite_insert_rest(struct store_sqlite *s, const struct store_message *m,
 		b |= store_sqlite_bind_text(st, 5,
 		    p->properties != NULL ? p->properties : "{}");
 		b |= store_sqlite_bind_blob(st, 6, p->data, p->len);
+		b |= store_sqlite_bind_text(st, 7, m->from_party);
 		if (store_sqlite_run(s, STORE_SQ_INS_PAYLOAD, b, err) == -1)
 			return -1;
 	}
 	st = s->st[STORE_SQ_INS_DELIVERY];
 	b = store_sqlite_bind_text(st, 1, m->message_id);
 	b |= sqlite3_bind_int64(st, 2, m->received_at_ms);
+	b |= store_sqlite_bind_text(st, 3, m->from_party);
 	return store_sqlite_run(s, STORE_SQ_INS_DELIVERY, b, err);
 }
 
 /*
- * Look up the stored row of m: 1 found (*same: its content hash is m's; then,
- * when a is not NULL, the stored receipt is copied into a and ret), 0 no
- * row, -1 error.
+ * Whether the stored row (the statement is on it) holds m's content: its
+ * hash is m's version 2 hash, or it has no field digests (stored before
+ * migration 003) and its hash is m's version 1 hash (store.h).
+ */
+static int
+store_sqlite_same(sqlite3_stmt *st, const struct store_message *m)
+{
+	const void *h = sqlite3_column_blob(st, 0);
+
+	if (sqlite3_column_bytes(st, 0) != STORE_HASH_LEN || h == NULL)
+		return 0;
+	if (memcmp(h, m->content_hash, STORE_HASH_LEN) == 0)
+		return 1;
+	return sqlite3_column_type(st, 2) == SQLITE_NULL &&
+	    memcmp(h, m->content_hash_v1, STORE_HASH_LEN) == 0;
+}
+
+/*
+ * Copy column col of the row into a as ret and ret_len (NULL stays NULL);
+ * 0, or -1 (ERR_INTERNAL) when a is exhausted.
+ */
+static int
+store_sqlite_copy(sqlite3_stmt *st, int col, struct arena *a,
+    const unsigned char **ret, size_t *ret_len, struct err *err)
+{
+	const void *p = sqlite3_column_blob(st, col);
+	int n = sqlite3_column_bytes(st, col);
+
+	*ret = NULL;
+	*ret_len = 0;
+	if (sqlite3_column_type(st, col) == SQLITE_NULL)
+		return 0;
+	*ret = arena_memdup(a, p, (size_t)n);
+	*ret_len = (size_t)n;
+	if (*ret == NULL)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "request memory exhausted copying a stored row");
+	return 0;
+}
+
+/*
+ * Look up the stored row of m's key: 1 found (*same: it holds m's content;
+ * then, when a is not NULL, the stored receipt is copied into a and ret;
+ * when not the same, the stored field digests), 0 no row, -1 error.
  */
 static int
 store_sqlite_lookup(struct store_sqlite *s, const struct store_message *m,
     struct arena *a, struct store_result *ret, int *same, struct err *err)
 {
 	sqlite3_stmt *st = s->st[STORE_SQ_SEL_INBOX];
-	const void *p;
-	int rc = -1, n;
+	int rc = -1;
 
-	if (store_sqlite_bind_text(st, 1, m->message_id) != SQLITE_OK)
+	if (store_sqlite_bind_text(st, 1, m->message_id) != SQLITE_OK ||
+	    store_sqlite_bind_text(st, 2, m->from_party) != SQLITE_OK)
 		goto fail;
 	switch (sqlite3_step(st)) {
 	case SQLITE_DONE: rc = 0; goto out;
 	case SQLITE_ROW: break;
 	default: goto fail;
 	}
-	p = sqlite3_column_blob(st, 0);
-	*same = sqlite3_column_bytes(st, 0) == STORE_HASH_LEN &&
-	    memcmp(p, m->content_hash, STORE_HASH_LEN) == 0;
+	*same = store_sqlite_same(st, m);
 	rc = 1;
-	if (!*same || a == NULL)
+	if (a == NULL)
 		goto out;
-	p = sqlite3_column_blob(st, 1);
-	n = sqlite3_column_bytes(st, 1);
-	ret->receipt = arena_memdup(a, p, (size_t)n);
-	ret->receipt_len = (size_t)n;
-	if (ret->receipt == NULL)
-		rc = err_set(err, ERR_INTERNAL, NULL,
-		    "request memory exhausted copying the stored receipt");
+	if (*same)
+		rc = store_sqlite_copy(st, 1, a, &ret->receipt,
+		    &ret->receipt_len, err) == 0 ? 1 : -1;
+	else
+		rc = store_sqlite_copy(st, 2, a, &ret->stored_fields,
+		    &ret->stored_fields_len, err) == 0 ? 1 : -1;
 	goto out;
 fail:
 	(void)store_sqlite_fail(s, "read inbox row", err);
@@ -272,6 +317,7 @@ store_sqlite_count_dup(struct store_sqlite *s, const struct store_message *m,
 
 	if (store_sqlite_bind_text(st, 1, m->message_id) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 2, m->received_at_ms) != SQLITE_OK ||
+	    store_sqlite_bind_text(st, 3, m->from_party) != SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_ROW) {
 		(void)store_sqlite_fail(s, "count duplicate", err);
 		goto out;
@@ -340,7 +386,7 @@ store_sqlite_decide(struct store_sqlite *s, const struct store_message *m,
 		ret->outcome = r == 0 ? STORE_ABSENT : STORE_DRIFT;
 		ret->receipt = NULL;
 		ret->receipt_len = 0;
-		return 0;
+		return 0;       /* a drift's stored_fields: set by the lookup */
 	}
 	if (store_sqlite_count_dup(s, m, ret, err) == -1)
 		return -1;
@@ -369,7 +415,7 @@ store_sqlite_bytes(const struct store_message *m)
  */
 int
 store_sqlite_look(struct store_sqlite *s, const struct store_message *m,
-    struct store_result *ret, int *may_insert)
+    struct arena *a, struct store_result *ret, int *may_insert)
 {
 	int found, same = 0;
 
@@ -379,6 +425,10 @@ store_sqlite_look(struct store_sqlite *s, const struct store_message *m,
 		ret->outcome = found == 1 ? STORE_DRIFT : STORE_ABSENT;
 		ret->receipt = NULL;
 		ret->receipt_len = 0;
+		/* a drift (rare): read again for its field digests, which
+		 * only the log uses (a failure leaves them NULL) */
+		if (found == 1 && a != NULL)
+			(void)store_sqlite_lookup(s, m, a, ret, &same, NULL);
 		return 1;
 	}
 	return 0;

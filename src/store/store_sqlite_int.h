@@ -110,11 +110,12 @@ int store_sqlite_sync(struct store_sqlite *s, int normal, struct err *err);
 
 /*
  * Outside a transaction, before a batch: 1 m needs no write (a drifted row,
- * or a probe of an absent one), answered into ret; 0 it needs the write
+ * its stored field digests copied into a, or a probe of an absent one),
+ * answered into ret; 0 it needs the write
  * transaction (*may_insert: no row seen and not a probe).
  */
 int store_sqlite_look(struct store_sqlite *s, const struct store_message *m,
-    struct store_result *ret, int *may_insert);
+    struct arena *a, struct store_result *ret, int *may_insert);
 
 /*
  * Inside an open write transaction: decide and record new / duplicate /
@@ -172,8 +173,9 @@ void store_sqlite_writer_counts(struct store_sqlite_writer *w, size_t *queued,
 int store_sqlite_queue_claim(struct store *base, int64_t now_ms,
     int64_t stale_ms, struct arena *a, struct store_delivery *ret,
     struct err *err);
-int store_sqlite_queue_finish(struct store *base, const char *message_id,
-    int ok, int64_t now_ms, int64_t retry_at_ms, struct err *err);
+int store_sqlite_queue_finish(struct store *base, const char *from_party,
+    const char *message_id, int ok, int64_t now_ms, int64_t retry_at_ms,
+    struct err *err);
 int store_sqlite_queue_purge(struct store *base, const struct store_purge *p,
     size_t *purged, size_t *kept, struct err *err);
 int store_sqlite_queue_stats(struct store *base, struct store_stats *ret,

@@ -67,39 +67,45 @@ static const struct {
 	[STORE_SQQ_CLAIM] = { "claim delivery",
 	    "UPDATE delivery SET state = 'claimed', claimed_at = ?1,"
 	    " attempts = attempts + 1"
-	    " WHERE message_id = (SELECT message_id FROM delivery"
+	    " WHERE rowid = (SELECT rowid FROM delivery"
 	    " WHERE state IN ('ready', 'claimed')"
 	    " AND ((state = 'ready' AND (not_before IS NULL OR not_before <= ?1))"
 	    " OR (state = 'claimed' AND claimed_at < ?2))"
 	    " ORDER BY created_at LIMIT 1)"
-	    " RETURNING message_id, attempts" },
+	    " RETURNING message_id, attempts, from_party" },
 	[STORE_SQQ_SEL_INBOX] = { "read claimed inbox row",
 	    "SELECT from_party, to_party, service, action, conversation_id,"
 	    " agreement_ref, pmode_id, received_at FROM inbox"
-	    " WHERE message_id = ?1" },
+	    " WHERE from_party = ?2 AND message_id = ?1" },
 	[STORE_SQQ_N_PARTS] = { "count claimed payloads",
-	    "SELECT count(*) FROM payload WHERE message_id = ?1" },
+	    "SELECT count(*) FROM payload"
+	    " WHERE from_party = ?2 AND message_id = ?1" },
 	[STORE_SQQ_SEL_PARTS] = { "read claimed payloads",
 	    "SELECT part_no, content_id, mime_type, properties, content"
-	    " FROM payload WHERE message_id = ?1 ORDER BY part_no" },
+	    " FROM payload WHERE from_party = ?2 AND message_id = ?1"
+	    " ORDER BY part_no" },
 	[STORE_SQQ_DONE] = { "mark delivery done",
 	    "UPDATE delivery SET state = 'done'"
-	    " WHERE message_id = ?1 AND state = 'claimed'" },
+	    " WHERE from_party = ?3 AND message_id = ?1 AND state = 'claimed'" },
 	[STORE_SQQ_PROCESSED] = { "mark inbox row processed",
-	    "UPDATE inbox SET processed_at = ?2 WHERE message_id = ?1" },
+	    "UPDATE inbox SET processed_at = ?2"
+	    " WHERE from_party = ?3 AND message_id = ?1" },
 	[STORE_SQQ_RETRY] = { "release delivery",
 	    "UPDATE delivery SET state = 'ready', claimed_at = NULL,"
-	    " not_before = ?2 WHERE message_id = ?1 AND state = 'claimed'" },
+	    " not_before = ?2"
+	    " WHERE from_party = ?3 AND message_id = ?1 AND state = 'claimed'" },
 	[STORE_SQQ_PURGE] = { "purge inbox rows",
-	    "DELETE FROM inbox WHERE message_id IN (SELECT i.message_id"
-	    " FROM inbox i LEFT JOIN delivery d ON d.message_id = i.message_id"
+	    "DELETE FROM inbox WHERE rowid IN (SELECT i.rowid"
+	    " FROM inbox i LEFT JOIN delivery d ON d.from_party = i.from_party"
+	    " AND d.message_id = i.message_id"
 	    " WHERE" STORE_SQQ_PAST
 	    " AND (?4 OR d.state IS NULL OR d.state = 'done')"
 	    " ORDER BY i.received_at LIMIT ?5)" },
 	/* CROSS JOIN: walk the (few) pending rows, not all old inbox rows */
 	[STORE_SQQ_KEPT] = { "count undelivered rows",
 	    "SELECT count(*) FROM (SELECT 1 FROM delivery d"
-	    " CROSS JOIN inbox i ON i.message_id = d.message_id"
+	    " CROSS JOIN inbox i ON i.from_party = d.from_party"
+	    " AND i.message_id = d.message_id"
 	    " WHERE d.state IN ('ready', 'claimed') AND" STORE_SQQ_PAST
 	    " LIMIT ?5)" },
 	[STORE_SQQ_STATS] = { "read queue sizes",
@@ -218,7 +224,8 @@ store_sqlite_queue_take(struct store_sqlite *s, int64_t now_ms,
 	case SQLITE_ROW:
 		d->attempts = sqlite3_column_int(st, 1);
 		if (store_sqlite_queue_text(a, st, 0, &d->message_id) == -1 ||
-		    d->message_id == NULL)
+		    store_sqlite_queue_text(a, st, 2, &d->from_party) == -1 ||
+		    d->message_id == NULL || d->from_party == NULL)
 			(void)store_sqlite_queue_oom(err);
 		else
 			rc = 1;
@@ -245,6 +252,7 @@ store_sqlite_queue_row(struct store_sqlite *s, struct arena *a,
 	int rc = -1, i;
 
 	if (store_sqlite_bind_text(st, 1, d->message_id) != SQLITE_OK ||
+	    store_sqlite_bind_text(st, 2, d->from_party) != SQLITE_OK ||
 	    sqlite3_step(st) != SQLITE_ROW) {
 		(void)store_sqlite_fail(s, "read claimed inbox row", err);
 		goto out;
@@ -263,13 +271,14 @@ out:
 
 /* Number of payload rows of the claimed message, to size d->parts. */
 static int
-store_sqlite_queue_n_parts(struct store_sqlite *s, const char *message_id,
-    size_t *ret, struct err *err)
+store_sqlite_queue_n_parts(struct store_sqlite *s,
+    const struct store_delivery *d, size_t *ret, struct err *err)
 {
 	sqlite3_stmt *st = s->q[STORE_SQQ_N_PARTS];
 	int rc = -1;
 
-	if (store_sqlite_bind_text(st, 1, message_id) == SQLITE_OK &&
+	if (store_sqlite_bind_text(st, 1, d->message_id) == SQLITE_OK &&
+	    store_sqlite_bind_text(st, 2, d->from_party) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW) {
 		*ret = (size_t)sqlite3_column_int64(st, 0);
 		rc = 0;
@@ -303,12 +312,13 @@ store_sqlite_queue_parts(struct store_sqlite *s, struct arena *a,
 	size_t n = 0;
 	int rc = -1, r = SQLITE_DONE;
 
-	if (store_sqlite_queue_n_parts(s, d->message_id, &n, err) == -1)
+	if (store_sqlite_queue_n_parts(s, d, &n, err) == -1)
 		return -1;
 	d->parts = arena_calloc(a, n, sizeof(*d->parts));
 	if (d->parts == NULL)
 		return store_sqlite_queue_oom(err);
-	if (store_sqlite_bind_text(st, 1, d->message_id) != SQLITE_OK)
+	if (store_sqlite_bind_text(st, 1, d->message_id) != SQLITE_OK ||
+	    store_sqlite_bind_text(st, 2, d->from_party) != SQLITE_OK)
 		r = SQLITE_ERROR;
 	for (d->n_parts = 0; r != SQLITE_ERROR && d->n_parts < n;
 	    d->n_parts++) {
@@ -354,8 +364,8 @@ out:
 
 /* Back to 'ready' after a failed hand-off (one autocommit statement). */
 static int
-store_sqlite_queue_retry(struct store_sqlite *s, const char *message_id,
-    int64_t retry_at_ms, struct err *err)
+store_sqlite_queue_retry(struct store_sqlite *s, const char *from_party,
+    const char *message_id, int64_t retry_at_ms, struct err *err)
 {
 	sqlite3_stmt *st;
 	int b;
@@ -365,13 +375,14 @@ store_sqlite_queue_retry(struct store_sqlite *s, const char *message_id,
 	st = s->q[STORE_SQQ_RETRY];
 	b = store_sqlite_bind_text(st, 1, message_id);
 	b |= sqlite3_bind_int64(st, 2, retry_at_ms);
+	b |= store_sqlite_bind_text(st, 3, from_party);
 	return store_sqlite_queue_run(s, STORE_SQQ_RETRY, b, err);
 }
 
 /* ok: 'done' and processed_at, in one transaction (writer held). */
 static int
-store_sqlite_queue_done(struct store_sqlite *s, const char *message_id,
-    int64_t now_ms, struct err *err)
+store_sqlite_queue_done(struct store_sqlite *s, const char *from_party,
+    const char *message_id, int64_t now_ms, struct err *err)
 {
 	sqlite3_stmt *st;
 	int rc = -1, b;
@@ -380,12 +391,14 @@ store_sqlite_queue_done(struct store_sqlite *s, const char *message_id,
 		goto out;
 	st = s->q[STORE_SQQ_DONE];
 	b = store_sqlite_bind_text(st, 1, message_id);
+	b |= store_sqlite_bind_text(st, 3, from_party);
 	if (store_sqlite_queue_run(s, STORE_SQQ_DONE, b, err) == -1)
 		goto out;
 	if (sqlite3_changes(s->db) == 1) {
 		st = s->q[STORE_SQQ_PROCESSED];
 		b = store_sqlite_bind_text(st, 1, message_id);
 		b |= sqlite3_bind_int64(st, 2, now_ms);
+		b |= store_sqlite_bind_text(st, 3, from_party);
 		if (store_sqlite_queue_run(s, STORE_SQQ_PROCESSED, b,
 		    err) == -1)
 			goto out;
@@ -397,8 +410,9 @@ out:
 
 /* ok: 'done' and processed_at; else back to 'ready' (store.h). */
 int
-store_sqlite_queue_finish(struct store *base, const char *message_id,
-    int ok, int64_t now_ms, int64_t retry_at_ms, struct err *err)
+store_sqlite_queue_finish(struct store *base, const char *from_party,
+    const char *message_id, int ok, int64_t now_ms, int64_t retry_at_ms,
+    struct err *err)
 {
 	struct store_sqlite *h = (struct store_sqlite *)base;
 	struct store_sqlite *s = store_sqlite_writer_conn(h);
@@ -406,9 +420,11 @@ store_sqlite_queue_finish(struct store *base, const char *message_id,
 
 	store_sqlite_writer_lock(h->w);
 	if (ok)
-		rc = store_sqlite_queue_done(s, message_id, now_ms, err);
+		rc = store_sqlite_queue_done(s, from_party, message_id, now_ms,
+		    err);
 	else
-		rc = store_sqlite_queue_retry(s, message_id, retry_at_ms, err);
+		rc = store_sqlite_queue_retry(s, from_party, message_id,
+		    retry_at_ms, err);
 	store_sqlite_writer_unlock(h->w);
 	return rc;
 }

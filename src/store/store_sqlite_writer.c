@@ -357,7 +357,8 @@ store_sqlite_writer_look(struct store_sqlite *s,
 
 	*normal = 1;
 	for (r = batch; r != NULL; r = r->next) {
-		r->answered = store_sqlite_look(s, r->m, r->ret, &may_insert);
+		r->answered = store_sqlite_look(s, r->m, r->a, r->ret,
+		    &may_insert);
 		if (r->answered) {
 			r->rc = 0;
 			continue;

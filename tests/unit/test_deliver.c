@@ -264,6 +264,8 @@ struct tmsg {
 	struct store_part parts[3];
 };
 
+#define TSENDER "urn:oasis:names:tc:ebcore:partyid-type:unregistered:sender"
+
 static const unsigned char nul_bytes[7] = { 'a', 0, 'b', 0, 0, 'c', 0 };
 
 /* A message with three parts: XML, bytes with NULs, an empty Body payload. */
@@ -272,7 +274,7 @@ tmsg_init(struct tmsg *t, const char *id)
 {
 	memset(t, 0, sizeof(*t));
 	t->m.message_id = id;
-	t->m.from_party = "urn:oasis:names:tc:ebcore:partyid-type:unregistered:sender";
+	t->m.from_party = TSENDER;
 	t->m.to_party = "receiver";
 	t->m.service = "urn:example:service";
 	t->m.action = "Deliver";
@@ -402,7 +404,7 @@ tname(const char *id, char name[65])
 	struct err err = { 0 };
 	size_t i;
 
-	assert_int_equal(deliver_name(id, name, &err), 0);
+	assert_int_equal(deliver_name(TSENDER, id, name, &err), 0);
 	assert_int_equal(strlen(name), 64);
 	for (i = 0; i < 64; i++)
 		assert_non_null(strchr("0123456789abcdef", name[i]));
@@ -1025,17 +1027,25 @@ t_backoff(void **state)
 			    (long long)deliver_backoff_ms(cases[i].attempts));
 }
 
-/* The name is the hex SHA-256 (FIPS 180-2 example "abc"). */
+/* The name is the hex SHA-256 over party, NUL, id (the inbox key): two
+ * parties' messages with one MessageId get two directories. */
 static void
 t_name(void **state)
 {
-	char name[65];
+	char name[65], other[65];
 	struct err err = { 0 };
 
 	(void)state;
-	assert_int_equal(deliver_name("abc", name, &err), 0);
-	assert_string_equal(name, "ba7816bf8f01cfea414140de5dae2223"
-	    "b00361a396177a9cb410ff61f20015ad");
+	assert_int_equal(deliver_name("urn:a", "abc", name, &err), 0);
+	/* python3: hashlib.sha256(b"urn:a\x00abc").hexdigest() */
+	assert_string_equal(name, "66d32f71074e4ed6ae700eac47a90cfa"
+	    "37affd27bcd5c75d4cc2f179d88833d9");
+	assert_int_equal(deliver_name("urn:b", "abc", other, &err), 0);
+	assert_string_not_equal(name, other);
+	assert_int_equal(deliver_name("urn:a", "bc", other, &err), 0);
+	assert_string_not_equal(name, other);
+	assert_int_equal(deliver_name("urn:ab", "c", other, &err), 0);
+	assert_string_not_equal(name, other);
 	tname("../../etc/passwd", name);
 	assert_null(strchr(name, '/'));
 }

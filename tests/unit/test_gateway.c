@@ -305,7 +305,7 @@ test_replay_table(void **state)
 	    GATEWAY_REPLAY_MAX_BODY + 1, NULL };
 	unsigned char k1[GATEWAY_REPLAY_KEY_LEN], k2[GATEWAY_REPLAY_KEY_LEN];
 	unsigned char k3[GATEWAY_REPLAY_KEY_LEN];
-	struct gateway_replay_hit hit = { "m1@x", "urn:a", "t", {1, 2, 3} };
+	struct gateway_replay_hit hit = { "m1@x", "urn:a", "t", {1, 2, 3}, {4, 5} };
 	struct gateway_replay_hit got;
 	struct arena *a = arena_new(0);
 	char longid[300];
@@ -331,6 +331,8 @@ test_replay_table(void **state)
 	assert_string_equal(got.pmode, "t");
 	assert_memory_equal(got.content_hash, hit.content_hash,
 	    sizeof(hit.content_hash));
+	assert_memory_equal(got.content_hash_v1, hit.content_hash_v1,
+	    sizeof(hit.content_hash_v1));
 	/* a key landing in the same slot replaces it: k1 is then unknown */
 	memcpy(k3, k1, sizeof(k3));
 	k3[31] ^= 1;

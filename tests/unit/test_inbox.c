@@ -517,8 +517,17 @@ check_row(struct tstate *t, const struct ebms_user_message *um,
 	db_text_eq(t, ROW("source"), id, NULL, peer);
 	db_bytes_eq(t, ROW("receipt"), id, NULL, RECEIPT_A,
 	    sizeof(RECEIPT_A) - 1);
-	assert_int_equal(payload_content_hash(um, hash), 0);
-	db_bytes_eq(t, ROW("content_hash"), id, NULL, hash, sizeof(hash));
+	{
+		unsigned char *fields;
+		size_t flen;
+
+		/* version 2 and its field digests (payload.h) */
+		assert_int_equal(payload_content_hash2(t->a, um, hash,
+		    &fields, &flen), 0);
+		db_bytes_eq(t, ROW("content_hash"), id, NULL, hash,
+		    sizeof(hash));
+		db_bytes_eq(t, ROW("field_hashes"), id, NULL, fields, flen);
+	}
 	assert_in_range(db_int(t, ROW("received_at"), id, NULL), before,
 	    after);
 	month_of(before, m0);
@@ -719,7 +728,11 @@ enum mut {
 	MUT_NONE = 0,
 	/* covered by the content hash: drift */
 	MUT_PAYLOAD_BYTE, MUT_LAST_BYTE, MUT_PROPERTY, MUT_SERVICE,
-	MUT_FROM_TYPE, MUT_DROP_PART,
+	MUT_TO_TYPE, MUT_DROP_PART,
+	/* another sending party: another key */
+	MUT_FROM_TYPE,
+	/* not covered (version 2): a duplicate */
+	MUT_CONTENT_IDS,
 	/* refused before any decision */
 	MUT_NO_LEG, MUT_EMPTY_ID, MUT_LONG_ID, MUT_NO_CONVERSATION,
 };
@@ -735,6 +748,11 @@ t_mutate(struct tmsg *m, enum mut k)
 	case MUT_PROPERTY: m->parts[0].props[1].value = "utf-16"; break;
 	case MUT_SERVICE: m->service = "urn:as4gw:test:other"; break;
 	case MUT_FROM_TYPE: m->from.ids[0].type = NULL; break;
+	case MUT_TO_TYPE: m->to.ids[0].type = "urn:as4gw:test:type"; break;
+	case MUT_CONTENT_IDS:
+		m->parts[0].content_id = "fresh0@as4gw.test";
+		m->parts[1].content_id = "fresh1@as4gw.test";
+		break;
 	case MUT_DROP_PART: m->n_parts = 2; break;
 	case MUT_NO_LEG: break;     /* run_fail_case passes no leg */
 	case MUT_EMPTY_ID: m->message_id[0] = '\0'; break;
@@ -759,13 +777,14 @@ test_inbox_drift(void **state)
 	static const struct {
 		const char *name;
 		enum mut mut;
+		const char *field;  /* named in err.detail (the log) */
 	} cases[] = {
-		{ "payload-byte", MUT_PAYLOAD_BYTE },
-		{ "last-byte", MUT_LAST_BYTE },
-		{ "property", MUT_PROPERTY },
-		{ "service", MUT_SERVICE },
-		{ "from-type", MUT_FROM_TYPE },
-		{ "drop-part", MUT_DROP_PART },
+		{ "payload-byte", MUT_PAYLOAD_BYTE, "PartInfo[0] payload bytes" },
+		{ "last-byte", MUT_LAST_BYTE, "PartInfo[1] payload bytes" },
+		{ "property", MUT_PROPERTY, "PartInfo[0] PartProperties" },
+		{ "service", MUT_SERVICE, "Service" },
+		{ "to-type", MUT_TO_TYPE, "To" },
+		{ "drop-part", MUT_DROP_PART, "PartInfo count" },
 	};
 	struct tstate *t = *state;
 	size_t i;
@@ -790,6 +809,11 @@ test_inbox_drift(void **state)
 		assert_non_null(err.ebms_code);
 		assert_string_equal(err.ebms_code, "EBMS:0004");
 		assert_true(err.msg[0] != '\0');
+		/* the field is for the log; the partner's text stays fixed */
+		assert_non_null(strstr(err.detail, cases[i].field));
+		assert_null(strstr(err.msg, cases[i].field));
+		assert_string_equal(err.msg,
+		    "message id already used for other content");
 		assert_int_equal(res.outcome, STORE_DRIFT);
 		assert_null(res.receipt);
 		after = db_value(t, SNAPSHOT_SQL, m.message_id, NULL, NULL);
@@ -951,6 +975,102 @@ test_inbox_probe(void **state)
 	assert_int_equal(err.kind, ERR_STORE);
 }
 
+/* inbox_accept() of m in a fresh arena: the outcome (0 return) or -1. */
+static int
+t_again(struct tstate *t, const struct tmsg *m, struct err *err)
+{
+	struct arena *a = arena_new(0);
+	struct store_result res;
+	int rc;
+
+	assert_non_null(a);
+	err_clear(err);
+	memset(&res, 0, sizeof(res));
+	rc = inbox_accept(t->s, a, t_build(a, m), NULL, "192.0.2.7",
+	    RECEIPT_B, sizeof(RECEIPT_B) - 1, &res, err);
+	if (rc == 0)
+		rc = (int)res.outcome;
+	arena_free(a);
+	return rc;
+}
+
+/*
+ * The key is (sending party, MessageId): the same MessageId from another
+ * party is a new row, not a drift, and leaves the first row alone; a retry
+ * rebuilt with fresh Content-IDs is a duplicate (hash version 2, payload.h).
+ */
+static void
+test_inbox_party_key(void **state)
+{
+	struct tstate *t = *state;
+	struct tmsg m, other;
+	struct err err;
+
+	t_base(&m, "key");
+	accept_new(t, t->a, &m, RECEIPT_A, sizeof(RECEIPT_A) - 1);
+	other = m;
+	t_mutate(&other, MUT_FROM_TYPE);
+	other.parts[0].data[0] ^= 1;    /* and other content */
+	assert_int_equal(t_again(t, &other, &err), STORE_NEW);
+	assert_int_equal(db_int(t, COUNT_INBOX_SQL, m.message_id, NULL), 2);
+	assert_int_equal(db_int(t, "SELECT count(*) FROM payload"
+	    " WHERE message_id = ?1", m.message_id, NULL), 6);
+	assert_int_equal(t_again(t, &other, &err), STORE_DUPLICATE);
+	assert_int_equal(t_again(t, &m, &err), STORE_DUPLICATE);
+	t_mutate(&m, MUT_CONTENT_IDS);
+	assert_int_equal(t_again(t, &m, &err), STORE_DUPLICATE);
+	t_mutate(&m, MUT_SERVICE);
+	assert_int_equal(t_again(t, &m, &err), -1);
+	assert_string_equal(err.ebms_code, "EBMS:0004");
+	/* the first party's row: its receipt, one duplicate per retry; the
+	 * other party's: its own receipt */
+	db_bytes_eq(t, ROW("receipt") " AND from_party = ?2", m.message_id,
+	    PTYPE ":sender-gw", RECEIPT_A, sizeof(RECEIPT_A) - 1);
+	assert_int_equal(db_int(t, DUPS_SQL " AND from_party = ?2",
+	    m.message_id, PTYPE ":sender-gw"), 2);
+	db_bytes_eq(t, ROW("receipt") " AND from_party = ?2", m.message_id,
+	    "sender-gw", RECEIPT_B, sizeof(RECEIPT_B) - 1);
+	assert_int_equal(db_int(t, DUPS_SQL " AND from_party = ?2",
+	    m.message_id, "sender-gw"), 1);
+}
+
+/*
+ * A row stored before migration 003 (version 1 hash, no field digests)
+ * keeps matching its retries (the same Content-IDs): a duplicate with its
+ * stored Receipt, not a drift; other content is still a drift, logged as
+ * a row without digests.
+ */
+static void
+test_inbox_v1_row(void **state)
+{
+	struct tstate *t = *state;
+	struct tmsg m;
+	struct ebms_user_message *um;
+	unsigned char v1[32];
+	char hex[65], sql[300];
+	struct err err;
+	sqlite3 *db;
+	size_t i;
+
+	t_base(&m, "old");
+	accept_new(t, t->a, &m, RECEIPT_A, sizeof(RECEIPT_A) - 1);
+	um = t_build(t->a, &m);
+	assert_int_equal(payload_content_hash(um, v1), 0);
+	for (i = 0; i < sizeof(v1); i++)
+		(void)snprintf(hex + 2 * i, 3, "%02x", v1[i]);
+	(void)snprintf(sql, sizeof(sql), "UPDATE inbox SET field_hashes ="
+	    " NULL, content_hash = X'%s'", hex);
+	assert_int_equal(sqlite3_open(t->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(t_again(t, &m, &err), STORE_DUPLICATE);
+	assert_int_equal(db_int(t, DUPS_SQL, m.message_id, NULL), 1);
+	t_mutate(&m, MUT_SERVICE);
+	assert_int_equal(t_again(t, &m, &err), -1);
+	assert_string_equal(err.ebms_code, "EBMS:0004");
+	assert_non_null(strstr(err.detail, "before per-field digests"));
+}
+
 /*
  * The retry hint: a noted id is seen, others are not (a different id in
  * the same slot evicts it: only a hint); NULL table and NULL id are safe;
@@ -967,25 +1087,31 @@ test_inbox_recent(void **state)
 	assert_non_null(r);
 	assert_null(inbox_recent_new(0));
 	assert_null(inbox_recent_new(25));
-	assert_int_equal(inbox_recent_seen(r, "a@x"), 0);
-	inbox_recent_note(r, "a@x");
-	assert_int_equal(inbox_recent_seen(r, "a@x"), 1);
-	assert_int_equal(inbox_recent_seen(r, "b@x"), 0);
-	assert_int_equal(inbox_recent_seen(r, ""), 0);
+	assert_int_equal(inbox_recent_seen(r, "A", "a@x"), 0);
+	inbox_recent_note(r, "A", "a@x");
+	assert_int_equal(inbox_recent_seen(r, "A", "a@x"), 1);
+	assert_int_equal(inbox_recent_seen(r, "A", "b@x"), 0);
+	assert_int_equal(inbox_recent_seen(r, "A", ""), 0);
+	/* the key is (party, id): another party's id is not a retry, and the
+	 * NUL between them keeps ("Aa", "@x") apart from ("A", "a@x") */
+	assert_int_equal(inbox_recent_seen(r, "B", "a@x"), 0);
+	assert_int_equal(inbox_recent_seen(r, "Aa", "@x"), 0);
 	/* 16 slots: 100 more ids leave at most 16 of them seen */
 	for (i = 0; i < 100; i++) {
 		(void)snprintf(id, sizeof(id), "m%d@x", i);
-		inbox_recent_note(r, id);
+		inbox_recent_note(r, "A", id);
 	}
 	for (i = 0; i < 100; i++) {
 		(void)snprintf(id, sizeof(id), "m%d@x", i);
-		seen += inbox_recent_seen(r, id);
+		seen += inbox_recent_seen(r, "A", id);
 	}
 	assert_true(seen >= 1 && seen <= 16);
-	assert_int_equal(inbox_recent_seen(NULL, "a@x"), 0);
-	assert_int_equal(inbox_recent_seen(r, NULL), 0);
-	inbox_recent_note(NULL, "a@x");
-	inbox_recent_note(r, NULL);
+	assert_int_equal(inbox_recent_seen(NULL, "A", "a@x"), 0);
+	assert_int_equal(inbox_recent_seen(r, "A", NULL), 0);
+	assert_int_equal(inbox_recent_seen(r, NULL, "a@x"), 0);
+	inbox_recent_note(NULL, "A", "a@x");
+	inbox_recent_note(r, "A", NULL);
+	inbox_recent_note(r, NULL, "a@x");
 	inbox_recent_free(r);
 	inbox_recent_free(NULL);
 }
@@ -999,6 +1125,7 @@ main(void)
 		T(test_inbox_props_json), T(test_inbox_duplicate),
 		T(test_inbox_drift), T(test_inbox_failures),
 		T(test_inbox_probe), T(test_inbox_recent),
+		T(test_inbox_party_key), T(test_inbox_v1_row),
 	};
 #undef T
 

@@ -955,6 +955,91 @@ test_gzip_corpus_negatives(void **state)
 	arena_free(a);
 }
 
+/* ---- version 2: per-field digests, no Content-IDs (payload.h) ------- */
+
+/* SHA-256 version 2 of the base fixture, computed independently (Python,
+ * from the encoding documented in payload.h). */
+#define BASE_HASH2_HEX \
+	"3c5c116f6a143ce78f7899bcdf389bf94643ab642b155f8606dfb39ffb5710e6"
+
+/* Version 2 of f (digests in a) and the name of the first field in which
+ * it differs from the base fixture's digests (NULL: none). */
+static const char *
+hash2_diff(struct arena *a, struct fixture *f, const unsigned char *base,
+    size_t base_len, unsigned char out[CODEC_SHA256_LEN], char *buf,
+    size_t len)
+{
+	unsigned char *fields;
+	size_t n;
+
+	assert_int_equal(payload_content_hash2(a, &f->um, out, &fields, &n),
+	    0);
+	assert_int_equal(n % CODEC_SHA256_LEN, 0);
+	if (n == base_len && memcmp(fields, base, n) == 0)
+		return NULL;
+	return payload_field_diff(base, base_len, fields, n, buf, len);
+}
+
+/*
+ * Known answer; fresh Content-IDs (a rebuilt retry) keep the hash; a
+ * change of bytes, properties, order or count changes it, and the diff
+ * names the field; a row without digests is named as such.
+ */
+static void
+test_hash2(void **state)
+{
+	struct arena *a = arena_new(0);
+	struct fixture f;
+	unsigned char h[CODEC_SHA256_LEN], base_h[CODEC_SHA256_LEN], *base;
+	char hex[2 * CODEC_SHA256_LEN + 1], buf[64];
+	size_t base_len;
+
+	(void)state;
+	assert_non_null(a);
+	fixture_init(&f);
+	assert_int_equal(payload_content_hash2(a, &f.um, base_h, &base,
+	    &base_len), 0);
+	assert_int_equal(base_len, (PAYLOAD_FIELDS_FIXED + 4) *
+	    CODEC_SHA256_LEN);
+	codec_hex(base_h, sizeof(base_h), hex);
+	assert_string_equal(hex, BASE_HASH2_HEX);
+	/* fresh Content-IDs: the same content */
+	f.parts[0].href = "cid:fresh-1@other.test";
+	f.parts[0].content_id = "fresh-1@other.test";
+	f.parts[1].href = "cid:fresh-2@other.test";
+	f.parts[1].content_id = "fresh-2@other.test";
+	assert_null(hash2_diff(a, &f, base, base_len, h, buf, sizeof(buf)));
+	assert_memory_equal(h, base_h, sizeof(h));
+	/* version 1 keeps them (old rows compare with it) */
+	fixture_hash(&f, h);
+	codec_hex(h, sizeof(h), hex);
+	assert_string_not_equal(hex, BASE_HASH_HEX);
+	/* a payload moved into the SOAP Body is other content */
+	f.parts[1].href = NULL;
+	assert_string_equal(hash2_diff(a, &f, base, base_len, h, buf,
+	    sizeof(buf)), "PartInfo[1] PartProperties");
+	fixture_init(&f);
+	f.data1[3] ^= 1;
+	assert_string_equal(hash2_diff(a, &f, base, base_len, h, buf,
+	    sizeof(buf)), "PartInfo[1] payload bytes");
+	assert_memory_not_equal(h, base_h, sizeof(h));
+	fixture_init(&f);
+	f.um.n_parts = 1;
+	assert_string_equal(hash2_diff(a, &f, base, base_len, h, buf,
+	    sizeof(buf)), "PartInfo count");
+	fixture_init(&f);
+	f.um.conversation_id = "conv-2";
+	assert_string_equal(hash2_diff(a, &f, base, base_len, h, buf,
+	    sizeof(buf)), "ConversationId");
+	fixture_init(&f);
+	f.from_ids[1].value = "urn:example:other";
+	assert_string_equal(hash2_diff(a, &f, base, base_len, h, buf,
+	    sizeof(buf)), "From");
+	assert_non_null(strstr(payload_field_diff(NULL, 0, base, base_len,
+	    buf, sizeof(buf)), "before per-field digests"));
+	arena_free(a);
+}
+
 int
 main(void)
 {
@@ -963,6 +1048,7 @@ main(void)
 		cmocka_unit_test(test_hash_cases_distinct),
 		cmocka_unit_test(test_hash_known_answer),
 		cmocka_unit_test(test_hash_minimal),
+		cmocka_unit_test(test_hash2),
 		cmocka_unit_test(test_gzip_round_trip),
 		cmocka_unit_test(test_gzip_header_fields),
 		cmocka_unit_test(test_gzip_multi_member),

@@ -26,9 +26,11 @@
 #include "store/store.h"
 
 #define N_THREADS 16
+#define TSENDER "urn:oasis:names:tc:ebcore:partyid-type:unregistered:sender"
 #define BIG_LEN ((size_t)1 << 20)
-/* sqlite has migrations 001 and 002; postgresql also 003 (as4gw_accept) */
-#define N_MIGRATIONS(c) ((c)->pg ? 3 : 2)
+/* sqlite has migrations 001-003; postgresql also 003 (as4gw_accept), its
+ * party key is 004 */
+#define N_MIGRATIONS(c) ((c)->pg ? 4 : 3)
 #define RECEIVED_MS INT64_C(1767323045678)
 
 /* One backend under test; the state every test receives. */
@@ -221,6 +223,7 @@ struct tmsg {
 	struct store_message m;
 	struct store_part parts[4];
 	unsigned char *big;
+	unsigned char fields[2 * STORE_HASH_LEN]; /* its field digests */
 };
 
 static const unsigned char nul_bytes[7] = { 'a', 0, 'b', 0, 0, 'c', 0 };
@@ -232,7 +235,7 @@ tmsg_init(struct tmsg *t, const char *id, unsigned char hash_byte,
 {
 	memset(t, 0, sizeof(*t));
 	t->m.message_id = id;
-	t->m.from_party = "urn:oasis:names:tc:ebcore:partyid-type:unregistered:sender";
+	t->m.from_party = TSENDER;
 	t->m.to_party = "receiver";
 	t->m.service = "urn:example:service";
 	t->m.action = "Deliver";
@@ -242,6 +245,10 @@ tmsg_init(struct tmsg *t, const char *id, unsigned char hash_byte,
 	t->m.source = "192.0.2.7";
 	t->m.partition_key = "2026-01";
 	memset(t->m.content_hash, hash_byte, STORE_HASH_LEN);
+	memset(t->m.content_hash_v1, hash_byte, STORE_HASH_LEN);
+	memset(t->fields, hash_byte, sizeof(t->fields));
+	t->m.field_hashes = t->fields;  /* a row of today's hash version */
+	t->m.field_hashes_len = sizeof(t->fields);
 	t->m.receipt = (const unsigned char *)receipt;
 	t->m.receipt_len = strlen(receipt);
 	t->m.received_at_ms = RECEIVED_MS;
@@ -916,7 +923,7 @@ tfinish(struct store *s, const char *id, int ok, int64_t now_off,
 {
 	struct err err = { 0 };
 
-	if (store_finish(s, id, ok, T0 + now_off, T0 + retry_off, &err) != 0)
+	if (store_finish(s, TSENDER, id, ok, T0 + now_off, T0 + retry_off, &err) != 0)
 		fail_msg("store_finish %s: %s", id, err.msg);
 }
 
@@ -1112,7 +1119,7 @@ t_finish_harmless(void **state)
 	tcount(c, "SELECT count(*) FROM inbox WHERE processed_at IS NULL", 1);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err_clear(&err);
-		assert_int_equal(store_finish(s, bad[i], 1, T0, T0, &err), -1);
+		assert_int_equal(store_finish(s, TSENDER, bad[i], 1, T0, T0, &err), -1);
 		assert_int_equal(err.kind, ERR_INTERNAL);
 	}
 	(void)tclaim(s, a, 3000, 1000, "q-1");
@@ -1139,7 +1146,7 @@ t_queue_unmigrated(void **state)
 	assert_int_equal(store_claim(s, T0, 0, a, &d, &err), -1);
 	assert_int_equal(err.kind, ERR_STORE);
 	err_clear(&err);
-	assert_int_equal(store_finish(s, "q-1", 1, T0, T0, &err), -1);
+	assert_int_equal(store_finish(s, TSENDER, "q-1", 1, T0, T0, &err), -1);
 	assert_int_equal(err.kind, ERR_STORE);
 	err_clear(&err);
 	assert_int_equal(store_purge(s, &p, &n1, &n2, &err), -1);
@@ -1535,7 +1542,8 @@ tclaimer_run(void *arg)
 			break;
 		(void)snprintf(cl->ids[cl->n++], sizeof(cl->ids[0]), "%s",
 		    d.message_id);
-		cl->rc = store_finish(s, d.message_id, 1, T0 + 10000, 0, &err);
+		cl->rc = store_finish(s, d.from_party, d.message_id, 1,
+		    T0 + 10000, 0, &err);
 	}
 	(void)snprintf(cl->msg, sizeof(cl->msg), "%s", err.msg);
 	store_close(s);
@@ -1964,13 +1972,18 @@ tpg_ok(PGconn *conn, const char *sql)
 	PQclear(res);
 }
 
-/* as4gw_accept(id, hash byte, receipt, parts...) as SQL text. */
-#define TPG_CALL(id, hash, receipt, parts) \
+/* as4gw_accept(id, party, hash byte, receipt, parts...) as SQL text:
+ * outcome/receipt/duplicates/length of the stored field digests. */
+#define TPG_CALLP(id, from, hash, receipt, parts) \
 	"SELECT outcome::text || '/' || coalesce(encode(receipt, 'hex'), '-')" \
-	" || '/' || coalesce(duplicates::text, '-') FROM as4gw_accept('" id \
-	"', 'from', 'to', 'svc', 'act', 'conv', NULL, NULL, NULL," \
-	" decode(repeat('" hash "', 32), 'hex'), " receipt ", 1767323045678," \
-	" '2026-01', " parts ")"
+	" || '/' || coalesce(duplicates::text, '-') || '/' ||" \
+	" coalesce(octet_length(field_hashes)::text, '-') FROM as4gw_accept('" \
+	id "', '" from "', 'to', 'svc', 'act', 'conv', NULL, NULL, NULL," \
+	" decode(repeat('" hash "', 32), 'hex'), decode(repeat('" hash "'," \
+	" 32), 'hex'), decode(repeat('" hash "', 64), 'hex'), " receipt "," \
+	" 1767323045678, '2026-01', " parts ")"
+#define TPG_CALL(id, hash, receipt, parts) \
+	TPG_CALLP(id, "from", hash, receipt, parts)
 #define TPG_PARTS3 "ARRAY[0, 1, 5], ARRAY['c0', NULL, 'c5']," \
 	" ARRAY['text/plain', NULL, NULL], ARRAY['{}', '{}', '{\"a\":1}']," \
 	" ARRAY['\\x00ff'::bytea, ''::bytea, '\\x41'::bytea]"
@@ -1992,7 +2005,7 @@ t_pg_accept_function(void **state)
 	assert_int_equal(PQstatus(conn), CONNECTION_OK);
 	tpg_one(conn, TPG_CALL("fn-1", "ab", "'\\x0102'", TPG_PARTS3), v,
 	    sizeof(v));
-	assert_string_equal(v, "1/-/0");
+	assert_string_equal(v, "1/-/0/-");
 	tcount(c, "SELECT count(*) FROM payload WHERE message_id = 'fn-1'", 3);
 	tcount(c, "SELECT count(*) FROM payload WHERE part_no = 1 AND"
 	    " content_id IS NULL AND mime_type IS NULL AND content = ''", 1);
@@ -2001,20 +2014,29 @@ t_pg_accept_function(void **state)
 	tcount(c, "SELECT count(*) FROM delivery WHERE state = 'ready'", 1);
 	tpg_one(conn, TPG_CALL("fn-1", "ab", "'\\x0303'", TPG_PARTS0), v,
 	    sizeof(v));
-	assert_string_equal(v, "2/0102/1");
+	assert_string_equal(v, "2/0102/1/-");
 	tpg_one(conn, TPG_CALL("fn-1", "ab", "NULL", TPG_PARTS0), v, sizeof(v));
-	assert_string_equal(v, "2/0102/2");
+	assert_string_equal(v, "2/0102/2/-");
 	tpg_one(conn, TPG_CALL("fn-1", "cd", "'\\x0303'", TPG_PARTS3), v,
 	    sizeof(v));
-	assert_string_equal(v, "3/-/-");
+	assert_string_equal(v, "3/-/-/64");
 	tpg_one(conn, TPG_CALL("fn-2", "cd", "NULL", TPG_PARTS3), v, sizeof(v));
-	assert_string_equal(v, "4/-/-");
+	assert_string_equal(v, "4/-/-/-");
 	tpg_one(conn, TPG_CALL("fn-3", "cd", "'\\x03'", TPG_PARTS0), v,
 	    sizeof(v));
-	assert_string_equal(v, "1/-/0");
-	tcount(c, "SELECT count(*) FROM inbox", 2);
-	tcount(c, "SELECT count(*) FROM payload", 3);
-	tcount(c, "SELECT duplicates FROM inbox WHERE message_id = 'fn-1'", 2);
+	assert_string_equal(v, "1/-/0/-");
+	/* another party's fn-1: its own row, neither blocked nor counted */
+	tpg_one(conn, TPG_CALLP("fn-1", "other", "cd", "'\\x0404'",
+	    TPG_PARTS3), v, sizeof(v));
+	assert_string_equal(v, "1/-/0/-");
+	tpg_one(conn, TPG_CALLP("fn-1", "other", "cd", "NULL", TPG_PARTS0),
+	    v, sizeof(v));
+	assert_string_equal(v, "2/0404/1/-");
+	tcount(c, "SELECT count(*) FROM inbox", 3);
+	tcount(c, "SELECT count(*) FROM payload", 6);
+	tcount(c, "SELECT count(*) FROM delivery WHERE message_id = 'fn-1'", 2);
+	tcount(c, "SELECT duplicates FROM inbox WHERE message_id = 'fn-1'"
+	    " AND from_party = 'from'", 2);
 	/* only a duplicate's transaction commits without waiting for WAL */
 	tpg_ok(conn, "BEGIN");
 	tpg_one(conn, TPG_CALL("fn-1", "ab", "NULL", TPG_PARTS0), v, sizeof(v));
@@ -2026,7 +2048,7 @@ t_pg_accept_function(void **state)
 	tpg_ok(conn, "BEGIN");
 	tpg_one(conn, TPG_CALL("fn-4", "ab", "'\\x01'", TPG_PARTS3), v,
 	    sizeof(v));
-	assert_string_equal(v, "1/-/0");
+	assert_string_equal(v, "1/-/0/-");
 	tpg_one(conn, "SHOW synchronous_commit", v, sizeof(v));
 	assert_string_not_equal(v, "off");
 	tpg_ok(conn, "ROLLBACK");
@@ -2169,7 +2191,137 @@ t_open_bad_dsn(void **state)
 	BT(t_wait, ctx), BT(t_concurrent_claim, ctx), BT(t_fault_accept, ctx), \
 	BT(t_probe, ctx), BT(t_accept_part_shapes, ctx), \
 	BT(t_accept_no_parts, ctx), BT(t_accept_streamed, ctx), \
-	BT(t_accept_then_use, ctx)
+	BT(t_accept_then_use, ctx), BT(t_migrate_old_rows, ctx)
+
+/* ---- migration of a database of the previous version (bb574aa) ---- */
+
+/* Run the file sql/<backend>/<name> of the source tree on c's database and
+ * record it as the migration runner would. */
+static void
+told_migration(const struct tctx *c, const char *name)
+{
+	char path[512], rec[256];
+	FILE *f;
+	char *text;
+	long n;
+
+	(void)snprintf(path, sizeof(path), "%s/sql/%s/%s", AS4GW_SOURCE_DIR,
+	    c->pg ? "postgresql" : "sqlite", name);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n > 0);
+	rewind(f);
+	text = calloc(1, (size_t)n + 1);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+	(void)fclose(f);
+	tq_exec(c, text);
+	free(text);
+	(void)snprintf(rec, sizeof(rec), "INSERT INTO schema_migrations (name,"
+	    " applied_at) VALUES ('%s/%s', %s)", c->pg ? "postgresql" : "sqlite",
+	    name, c->pg ? "now()" : "0");
+	tq_exec(c, rec);
+}
+
+/* Rows of the previous schema: old-1 from A (two parts, ready), old-2
+ * from B (no part, done), both keyed by MessageId alone. */
+static void
+told_rows(const struct tctx *c)
+{
+	const char *at = c->pg ? "to_timestamp(1767323045.678)" : "1767323045678";
+	char sql[2048];
+
+	(void)snprintf(sql, sizeof(sql),
+	    "INSERT INTO inbox (message_id, from_party, to_party, service,"
+	    " action, conversation_id, content_hash, receipt, received_at,"
+	    " partition_key) VALUES"
+	    " ('old-1', 'A', 'to', 's', 'a', 'c', %s, %s, %s, '2026-01'),"
+	    " ('old-2', 'B', 'to', 's', 'a', 'c', %s, %s, %s, '2026-01');"
+	    "INSERT INTO payload (message_id, part_no, content_id, mime_type,"
+	    " content) VALUES ('old-1', 0, 'c0', 'text/plain', %s),"
+	    " ('old-1', 1, NULL, NULL, %s);"
+	    "INSERT INTO delivery (message_id, state, created_at) VALUES"
+	    " ('old-1', 'ready', %s), ('old-2', 'done', %s)",
+	    c->pg ? "decode(repeat('11', 32), 'hex')" : "zeroblob(32)",
+	    c->pg ? "'\\x72'::bytea" : "X'72'", at,
+	    c->pg ? "decode(repeat('22', 32), 'hex')" : "zeroblob(32)",
+	    c->pg ? "'\\x73'::bytea" : "X'73'", at,
+	    c->pg ? "'\\x00ff'::bytea" : "X'00ff'",
+	    c->pg ? "''::bytea" : "X''", at, at);
+	tq_exec(c, sql);
+}
+
+/*
+ * A database created by the previous version (bb574aa: migrations up to
+ * sqlite 002 / postgresql 003) with rows in it takes the party-key
+ * migration: every row kept, payload and delivery rows following their
+ * inbox row (composite foreign keys, cascade), the old rows compared with
+ * their version 1 hash, the key scoped to the party, the queue working.
+ */
+static void
+t_migrate_old_rows(void **state)
+{
+	struct tctx *c = *state;
+	struct arena *a = arena_new(0);
+	struct store_delivery d;
+	struct err err = { 0 };
+	struct store *s;
+	struct tmsg t;
+
+	NEED(c);
+	assert_non_null(a);
+	tq_exec(c, c->pg ? "CREATE TABLE schema_migrations (name text NOT NULL"
+	    " PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())" :
+	    "CREATE TABLE schema_migrations (name text NOT NULL PRIMARY KEY,"
+	    " applied_at integer NOT NULL)");
+	told_migration(c, "001_inbox.sql");
+	told_migration(c, "002_delivery.sql");
+	if (c->pg)
+		told_migration(c, "003_accept.sql");
+	told_rows(c);
+	s = topen(c);   /* migrates */
+	tcount(c, "SELECT count(*) FROM schema_migrations", N_MIGRATIONS(c));
+	tcount(c, "SELECT count(*) FROM inbox WHERE field_hashes IS NULL", 2);
+	tcount(c, "SELECT count(*) FROM payload WHERE from_party = 'A'"
+	    " AND message_id = 'old-1'", 2);
+	tcount(c, "SELECT count(*) FROM delivery WHERE from_party = 'A'"
+	    " AND message_id = 'old-1' AND state = 'ready'", 1);
+	tcount(c, "SELECT count(*) FROM delivery WHERE from_party = 'B'"
+	    " AND message_id = 'old-2' AND state = 'done'", 1);
+	/* old-1's retry: its version 1 hash matches, its receipt comes back */
+	tmsg_init(&t, "old-1", 0x99, "new-receipt");
+	t.m.from_party = "A";
+	memset(t.m.content_hash_v1, c->pg ? 0x11 : 0, STORE_HASH_LEN);
+	assert_int_equal(taccept(s, a, &t, STORE_DUPLICATE).receipt[0], 'r');
+	/* a version 2 hash equal to nothing stored is not a match */
+	memset(t.m.content_hash_v1, 0x98, STORE_HASH_LEN);
+	(void)taccept(s, a, &t, STORE_DRIFT);
+	/* old-2 from another party: a row of its own */
+	tmsg_init(&t, "old-2", 0x99, "receipt-a");
+	t.m.from_party = "A";
+	(void)taccept(s, a, &t, STORE_NEW);
+	tcount(c, "SELECT count(*) FROM inbox WHERE message_id = 'old-2'", 2);
+	/* the queue: old-1 first, whole, finished by its key */
+	assert_int_equal(store_claim(s, T0 + 1000, 1000, a, &d, &err), 1);
+	assert_string_equal(d.message_id, "old-1");
+	assert_string_equal(d.from_party, "A");
+	assert_int_equal(d.n_parts, 2);
+	assert_int_equal(store_finish(s, "B", "old-1", 1, T0, T0, &err), 0);
+	tcount(c, "SELECT count(*) FROM delivery WHERE state = 'claimed'", 1);
+	assert_int_equal(store_finish(s, "A", "old-1", 1, T0, T0, &err), 0);
+	tcount(c, "SELECT count(*) FROM delivery WHERE state = 'claimed'", 0);
+	/* the composite foreign keys cascade */
+	tq_exec(c, c->pg ? "DELETE FROM inbox WHERE from_party = 'A'"
+	    " AND message_id = 'old-1'" : "PRAGMA foreign_keys = ON;"
+	    " DELETE FROM inbox WHERE from_party = 'A'"
+	    " AND message_id = 'old-1'");
+	tcount(c, "SELECT count(*) FROM payload", 2);
+	tcount(c, "SELECT count(*) FROM delivery WHERE message_id = 'old-1'", 0);
+	store_close(s);
+	arena_free(a);
+}
 
 int
 main(int argc, char **argv)

@@ -163,6 +163,9 @@ wmsg_init(struct wmsg *t, int k, int variant, const char *receipt)
 	t->m.received_at_ms = RECEIVED_MS;
 	memset(t->m.content_hash, 0x40 + variant, STORE_HASH_LEN);
 	memcpy(t->m.content_hash, &k, sizeof(k));
+	memcpy(t->m.content_hash_v1, t->m.content_hash, STORE_HASH_LEN);
+	t->m.field_hashes = t->m.content_hash;  /* one digest: a v2 row */
+	t->m.field_hashes_len = STORE_HASH_LEN;
 	if (receipt != NULL) {
 		(void)snprintf(t->receipt, sizeof(t->receipt), "%s", receipt);
 		t->m.receipt = (const unsigned char *)t->receipt;
@@ -850,11 +853,12 @@ t_batch_fails(void **state)
 	assert_int_equal(wexec(c, "INSERT INTO inbox (message_id,"
 	    " from_party, to_party, service, action, conversation_id,"
 	    " content_hash, receipt, received_at, partition_key) VALUES"
-	    " ('w-6002@as4gw.test', 'f', 't', 's', 'a', 'c', zeroblob(32),"
+	    " ('w-6002@as4gw.test', 'urn:from', 't', 's', 'a', 'c', zeroblob(32),"
 	    " CAST('x' AS blob), 0, '2026-01')"),
 	    SQLITE_OK);
 	/* o[2]: a probe that is a duplicate */
 	memset(o[2].m.m.content_hash, 0, STORE_HASH_LEN);
+	memset(o[2].m.m.content_hash_v1, 0, STORE_HASH_LEN);
 	wone_batch(c, o, 4, 1, NULL, &batches);
 	assert_int_equal(batches, 1);
 	for (i = 0; i < 4; i++) {
@@ -905,7 +909,8 @@ t_writer_conn(void **state)
 	assert_int_equal(r.outcome, STORE_DUPLICATE);
 	assert_int_equal(store_migrate(s1, &err), 0);
 	assert_int_equal(store_claim(s1, RECEIVED_MS, 1000, a, &d, &err), 1);
-	assert_int_equal(store_finish(s1, m.id, 1, RECEIVED_MS, 0, &err), 0);
+	assert_int_equal(store_finish(s1, m.m.from_party, m.id, 1, RECEIVED_MS, 0,
+	    &err), 0);
 	assert_int_equal(wint(c, "SELECT count(*) FROM delivery"
 	    " WHERE state = 'done'"), 1);
 	assert_int_equal(store_purge(s2, &p, &purged, &kept, &err), 0);
