@@ -87,6 +87,12 @@ SOURCE_DIR = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file
                                           '..', '..'))
 
 
+def delivery_dir_name(mid, party='urn:as4gw:dev:sender'):
+    """The --to-dir directory of a message (deliver.h): hex SHA-256 over the
+    sending party, a NUL byte and the MessageId (the inbox key)."""
+    return hashlib.sha256(party.encode() + b'\0' + mid.encode()).hexdigest()
+
+
 class HarnessError(Exception):
     """The harness could not do its work (not a gateway invariant)."""
 
@@ -778,7 +784,7 @@ class Harness:
     def _dir_content(out, mid):
         """{file name: bytes} of a delivery directory: a redelivery after a
         crash must write the same bytes (deliver.h), message.json included."""
-        d = os.path.join(out, hashlib.sha256(mid.encode()).hexdigest())
+        d = os.path.join(out, delivery_dir_name(mid))
         files = {}
         for name in sorted(os.listdir(d)):
             with open(os.path.join(d, name), 'rb') as f:
@@ -786,9 +792,9 @@ class Harness:
         return files
 
     def _check_message_dir(self, out, m, mid):
-        """DIR/<hex SHA-256 of the MessageId>/ holds message.json naming it and
+        """DIR/<hex SHA-256 of party NUL MessageId>/ holds message.json naming it and
         the payload bytes in part-<n>.bin.  True when it does."""
-        d = os.path.join(out, hashlib.sha256(mid.encode()).hexdigest())
+        d = os.path.join(out, delivery_dir_name(mid))
         if m is None or not os.path.isdir(d):
             self.fig.violation(f'{mid}: no delivery directory {d}')
             return False
@@ -816,7 +822,7 @@ class Harness:
     def _check_delivered(self, out):
         """Every message once: one directory per MessageId and no other, no
         temporary leftovers, every delivery row 'done' and processed_at set."""
-        names = {hashlib.sha256(mid.encode()).hexdigest(): m for mid, m in self.msgs.items()}
+        names = {delivery_dir_name(mid): m for mid, m in self.msgs.items()}
         entries = set(os.listdir(out))
         for e in sorted(entries - set(names)):
             self.fig.violation(f'delivery directory {e}: '

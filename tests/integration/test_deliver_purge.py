@@ -27,9 +27,10 @@ from conftest import BIN, new_id, run_as4gw
 FAR_FUTURE = '2100-01-01T00:00:00Z'
 
 
-def dirname(mid):
-    """The directory a message is delivered into: hex SHA-256 of its MessageId."""
-    return hashlib.sha256(mid.encode()).hexdigest()
+def dirname(mid, party='urn:as4gw:dev:sender'):
+    """The directory a message is delivered into: hex SHA-256 over the sending
+    party, a NUL byte and the MessageId (the inbox key, deliver.h)."""
+    return hashlib.sha256(party.encode() + b'\0' + mid.encode()).hexdigest()
 
 
 def push(gw, mid, attachments):
