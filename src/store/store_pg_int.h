@@ -7,10 +7,12 @@
 #define AS4GW_STORE_PG_INT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <libpq-fe.h>
 
 #include "store.h"
+#include "../util/buf.h"
 
 /* The channel a NEW accept NOTIFYs and store_wait LISTENs on. */
 #define STORE_PG_CHANNEL "as4gw_inbox"
@@ -86,6 +88,23 @@ PGresult *store_pg_exec(struct store_pg *s, const struct store_pg_stmt *st,
  */
 PGresult *store_pg_call(struct store_pg *s, const struct store_pg_stmt *st,
     const struct store_pg_params *p, int binary_result, struct err *err);
+
+/* Binary wire helpers (store_pg.c) for arrays and COPY rows: v as 4 bytes
+ * in network order at p / appended to b; a field (int32 length, -1 for
+ * NULL data, then the bytes) and a string field (NULL stays NULL).  The
+ * appending ones return 0, or -1 when out of memory. */
+void store_pg_be32(unsigned char *p, uint32_t v);
+int store_pg_put32(struct buf *b, uint32_t v);
+int store_pg_field(struct buf *b, const void *data, size_t len);
+int store_pg_str(struct buf *b, const char *s);
+
+/*
+ * Insert the payload rows of m into the open transaction with a binary
+ * COPY, streamed (store_pg_copy.c); 0, or -1 with ERR_STORE (the
+ * transaction must then be rolled back).
+ */
+int store_pg_copy_parts(struct store_pg *s, const struct store_message *m,
+    struct err *err);
 
 /* The ops of store_pg_queue.c (see store.h for each). */
 int store_pg_queue_claim(struct store *base, int64_t now_ms,
