@@ -304,9 +304,10 @@ gateway_remember(const struct gateway *gw, const struct gateway_in *in,
 /*
  * The very bytes of a request this gateway verified and stored, inside the
  * window in which they would verify again: let the store decide on the
- * inbox key (sending party, MessageId) and content hashes alone (a probe).  1 answered (a duplicate:
- * the stored Receipt), 0 take the full path (not cached, expired window,
- * purged meanwhile, or any store trouble, which the full path reports).
+ * inbox key (sending party, MessageId) and content hashes alone (a probe).
+ * 1 answered (a duplicate: the stored Receipt), 0 take the full path (not
+ * cached, expired window, purged meanwhile, or any store trouble, which the
+ * full path reports).
  */
 static int
 gateway_replayed(const struct gateway *gw, struct store *s, struct arena *a,
@@ -348,10 +349,11 @@ gateway_replayed(const struct gateway *gw, struct store *s, struct arena *a,
 }
 
 /*
- * A key (party, MessageId) this process answered lately is probably a retry: probe the
- * store first (store.h), which answers a duplicate with the stored Receipt
- * without our signing a new one that would be thrown away.  0 decided (*res
- * filled), 1 not stored (sign and accept), -1 failed.
+ * A key (party, MessageId) this process answered lately is probably a
+ * retry: probe the store first (store.h), which answers a duplicate with
+ * the stored Receipt without our signing a new one that would be thrown
+ * away.  0 decided (*res filled), 1 not stored (sign and accept), -1
+ * failed.
  */
 static int
 gateway_probe(const struct gateway *gw, struct store *s, struct arena *a,

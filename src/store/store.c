@@ -147,8 +147,8 @@ store_finish(struct store *s, const char *from_party, const char *message_id,
 {
 	if (message_id == NULL || *message_id == '\0' ||
 	    strlen(message_id) > STORE_MESSAGE_ID_MAX || from_party == NULL)
-		return err_set(err, ERR_INTERNAL, NULL,
-		    "invalid finish: message id empty or too long, or no party");
+		return err_set(err, ERR_INTERNAL, NULL, "invalid finish:"
+		    " message id empty or too long, or no party");
 	return s->ops->finish(s, from_party, message_id, ok != 0, now_ms,
 	    retry_at_ms, err);
 }

@@ -47,7 +47,8 @@ struct store_message {
 	unsigned char content_hash[STORE_HASH_LEN];   /* version 2, stored */
 	unsigned char content_hash_v1[STORE_HASH_LEN]; /* version 1 of the same
 	                               * message: matches only a row stored
-	                               * before migration 004/003 (payload.h) */
+	                               * before migration postgresql 004 /
+	                               * sqlite 003 (payload.h) */
 	const unsigned char *field_hashes; /* per-field digests stored with a
 	                               * new row (STORE_HASH_LEN each); may be
 	                               * NULL (then the row has none) */

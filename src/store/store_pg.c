@@ -66,7 +66,8 @@ enum store_pg_arg {
 	STORE_PG_A_ID, STORE_PG_A_FROM, STORE_PG_A_TO, STORE_PG_A_SERVICE,
 	STORE_PG_A_ACTION, STORE_PG_A_CONV, STORE_PG_A_AGREEMENT,
 	STORE_PG_A_PMODE, STORE_PG_A_SOURCE, STORE_PG_A_HASH,
-	STORE_PG_A_HASH_V1, STORE_PG_A_FIELDS, STORE_PG_A_RECEIPT, STORE_PG_A_RECEIVED, STORE_PG_A_PARTITION,
+	STORE_PG_A_HASH_V1, STORE_PG_A_FIELDS, STORE_PG_A_RECEIPT,
+	STORE_PG_A_RECEIVED, STORE_PG_A_PARTITION,
 	STORE_PG_A_PART_NO, STORE_PG_A_CID, STORE_PG_A_MIME, STORE_PG_A_PROPS,
 	STORE_PG_A_CONTENT, STORE_PG_A_COUNT
 };
@@ -530,7 +531,8 @@ store_pg_drift(const PGresult *res, struct arena *a, struct store_result *ret,
 
 /*
  * as4gw_accept()'s answer (binary: int4 outcome, bytea receipt, int8
- * duplicates, bytea field_hashes) into ret.  Absent after a full call: the row that made the
+ * duplicates, bytea field_hashes) into ret.  Absent after a full call: the
+ * row that made the
  * INSERT conflict was purged before the UPDATE; the partner retries.
  */
 static int

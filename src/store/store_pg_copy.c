@@ -20,7 +20,8 @@
 /* COPY of payload rows in binary format (PostgreSQL docs, COPY "Binary
  * Format"): signature, flags 0, no header extension; 7 fields a row. */
 #define STORE_PG_COPY_SQL "COPY payload (from_party, message_id, part_no," \
-	" content_id, mime_type, properties, content) FROM STDIN (FORMAT binary)"
+	" content_id, mime_type, properties, content)" \
+	" FROM STDIN (FORMAT binary)"
 #define STORE_PG_COPY_HEAD "PGCOPY\n\377\r\n\0" "\0\0\0\0" "\0\0\0\0"
 #define STORE_PG_COPY_ROW "\0\7"
 #define STORE_PG_COPY_END "\377\377"
@@ -49,7 +50,8 @@ store_pg_copy_row(struct store_pg *s, const char *from, const char *id,
 	size_t off, n;
 
 	if (buf_append(b, STORE_PG_COPY_ROW, 2) == -1 ||
-	    store_pg_str(b, from) == -1 || store_pg_str(b, id) == -1 || store_pg_put32(b, 4) == -1 ||
+	    store_pg_str(b, from) == -1 || store_pg_str(b, id) == -1 ||
+	    store_pg_put32(b, 4) == -1 ||
 	    store_pg_put32(b, (uint32_t)pt->part_no) == -1 ||
 	    store_pg_str(b, pt->content_id) == -1 ||
 	    store_pg_str(b, pt->mime_type) == -1 ||

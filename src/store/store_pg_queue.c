@@ -90,8 +90,8 @@ const struct store_pg_stmt store_pg_queue_stmts[STORE_PGQ_COUNT] = {
 	/* $1 message id, $2 now, $3 sending party */
 	[STORE_PGQ_DONE] = { "as4gw_done", "mark delivery done", 3,
 	    "WITH d AS (UPDATE delivery SET state = 'done'"
-	    " WHERE from_party = $3 AND message_id = $1 AND state = 'claimed'"
-	    " RETURNING from_party, message_id)"
+	    " WHERE from_party = $3 AND message_id = $1"
+	    " AND state = 'claimed' RETURNING from_party, message_id)"
 	    " UPDATE inbox SET processed_at = " STORE_PGQ_TS(2)
 	    " FROM d WHERE inbox.from_party = d.from_party"
 	    " AND inbox.message_id = d.message_id" },
@@ -99,7 +99,8 @@ const struct store_pg_stmt store_pg_queue_stmts[STORE_PGQ_COUNT] = {
 	[STORE_PGQ_RETRY] = { "as4gw_retry", "release delivery", 3,
 	    "UPDATE delivery SET state = 'ready', claimed_at = NULL,"
 	    " not_before = " STORE_PGQ_TS(2)
-	    " WHERE from_party = $3 AND message_id = $1 AND state = 'claimed'" },
+	    " WHERE from_party = $3 AND message_id = $1"
+	    " AND state = 'claimed'" },
 	/*
 	 * $1 the latest cutoff (bounds the received_at index scan), $2 the
 	 * legs as JSON, $3 the default cutoff, $4 undelivered too, $5 batch.

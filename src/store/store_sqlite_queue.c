@@ -86,14 +86,16 @@ static const struct {
 	    " ORDER BY part_no" },
 	[STORE_SQQ_DONE] = { "mark delivery done",
 	    "UPDATE delivery SET state = 'done'"
-	    " WHERE from_party = ?3 AND message_id = ?1 AND state = 'claimed'" },
+	    " WHERE from_party = ?3 AND message_id = ?1"
+	    " AND state = 'claimed'" },
 	[STORE_SQQ_PROCESSED] = { "mark inbox row processed",
 	    "UPDATE inbox SET processed_at = ?2"
 	    " WHERE from_party = ?3 AND message_id = ?1" },
 	[STORE_SQQ_RETRY] = { "release delivery",
 	    "UPDATE delivery SET state = 'ready', claimed_at = NULL,"
 	    " not_before = ?2"
-	    " WHERE from_party = ?3 AND message_id = ?1 AND state = 'claimed'" },
+	    " WHERE from_party = ?3 AND message_id = ?1"
+	    " AND state = 'claimed'" },
 	[STORE_SQQ_PURGE] = { "purge inbox rows",
 	    "DELETE FROM inbox WHERE rowid IN (SELECT i.rowid"
 	    " FROM inbox i LEFT JOIN delivery d ON d.from_party = i.from_party"

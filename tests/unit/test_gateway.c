@@ -305,7 +305,8 @@ test_replay_table(void **state)
 	    GATEWAY_REPLAY_MAX_BODY + 1, NULL };
 	unsigned char k1[GATEWAY_REPLAY_KEY_LEN], k2[GATEWAY_REPLAY_KEY_LEN];
 	unsigned char k3[GATEWAY_REPLAY_KEY_LEN];
-	struct gateway_replay_hit hit = { "m1@x", "urn:a", "t", {1, 2, 3}, {4, 5} };
+	struct gateway_replay_hit hit = { "m1@x", "urn:a", "t", {1, 2, 3},
+	    {4, 5} };
 	struct gateway_replay_hit got;
 	struct arena *a = arena_new(0);
 	char longid[300];

@@ -779,7 +779,8 @@ test_inbox_drift(void **state)
 		enum mut mut;
 		const char *field;  /* named in err.detail (the log) */
 	} cases[] = {
-		{ "payload-byte", MUT_PAYLOAD_BYTE, "PartInfo[0] payload bytes" },
+		{ "payload-byte", MUT_PAYLOAD_BYTE,
+		    "PartInfo[0] payload bytes" },
 		{ "last-byte", MUT_LAST_BYTE, "PartInfo[1] payload bytes" },
 		{ "property", MUT_PROPERTY, "PartInfo[0] PartProperties" },
 		{ "service", MUT_SERVICE, "Service" },

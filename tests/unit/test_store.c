@@ -923,7 +923,8 @@ tfinish(struct store *s, const char *id, int ok, int64_t now_off,
 {
 	struct err err = { 0 };
 
-	if (store_finish(s, TSENDER, id, ok, T0 + now_off, T0 + retry_off, &err) != 0)
+	if (store_finish(s, TSENDER, id, ok, T0 + now_off, T0 + retry_off,
+	    &err) != 0)
 		fail_msg("store_finish %s: %s", id, err.msg);
 }
 
@@ -1119,7 +1120,8 @@ t_finish_harmless(void **state)
 	tcount(c, "SELECT count(*) FROM inbox WHERE processed_at IS NULL", 1);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err_clear(&err);
-		assert_int_equal(store_finish(s, TSENDER, bad[i], 1, T0, T0, &err), -1);
+		assert_int_equal(store_finish(s, TSENDER, bad[i], 1, T0, T0,
+		    &err), -1);
 		assert_int_equal(err.kind, ERR_INTERNAL);
 	}
 	(void)tclaim(s, a, 3000, 1000, "q-1");
@@ -2220,8 +2222,8 @@ told_migration(const struct tctx *c, const char *name)
 	tq_exec(c, text);
 	free(text);
 	(void)snprintf(rec, sizeof(rec), "INSERT INTO schema_migrations (name,"
-	    " applied_at) VALUES ('%s/%s', %s)", c->pg ? "postgresql" : "sqlite",
-	    name, c->pg ? "now()" : "0");
+	    " applied_at) VALUES ('%s/%s', %s)",
+	    c->pg ? "postgresql" : "sqlite", name, c->pg ? "now()" : "0");
 	tq_exec(c, rec);
 }
 
@@ -2230,7 +2232,8 @@ told_migration(const struct tctx *c, const char *name)
 static void
 told_rows(const struct tctx *c)
 {
-	const char *at = c->pg ? "to_timestamp(1767323045.678)" : "1767323045678";
+	const char *at = c->pg ? "to_timestamp(1767323045.678)" :
+	    "1767323045678";
 	char sql[2048];
 
 	(void)snprintf(sql, sizeof(sql),
@@ -2318,7 +2321,8 @@ t_migrate_old_rows(void **state)
 	    " DELETE FROM inbox WHERE from_party = 'A'"
 	    " AND message_id = 'old-1'");
 	tcount(c, "SELECT count(*) FROM payload", 2);
-	tcount(c, "SELECT count(*) FROM delivery WHERE message_id = 'old-1'", 0);
+	tcount(c, "SELECT count(*) FROM delivery"
+	    " WHERE message_id = 'old-1'", 0);
 	store_close(s);
 	arena_free(a);
 }

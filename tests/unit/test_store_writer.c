@@ -853,7 +853,8 @@ t_batch_fails(void **state)
 	assert_int_equal(wexec(c, "INSERT INTO inbox (message_id,"
 	    " from_party, to_party, service, action, conversation_id,"
 	    " content_hash, receipt, received_at, partition_key) VALUES"
-	    " ('w-6002@as4gw.test', 'urn:from', 't', 's', 'a', 'c', zeroblob(32),"
+	    " ('w-6002@as4gw.test', 'urn:from', 't', 's', 'a', 'c',"
+	    " zeroblob(32),"
 	    " CAST('x' AS blob), 0, '2026-01')"),
 	    SQLITE_OK);
 	/* o[2]: a probe that is a duplicate */
@@ -909,8 +910,8 @@ t_writer_conn(void **state)
 	assert_int_equal(r.outcome, STORE_DUPLICATE);
 	assert_int_equal(store_migrate(s1, &err), 0);
 	assert_int_equal(store_claim(s1, RECEIVED_MS, 1000, a, &d, &err), 1);
-	assert_int_equal(store_finish(s1, m.m.from_party, m.id, 1, RECEIVED_MS, 0,
-	    &err), 0);
+	assert_int_equal(store_finish(s1, m.m.from_party, m.id, 1,
+	    RECEIVED_MS, 0, &err), 0);
 	assert_int_equal(wint(c, "SELECT count(*) FROM delivery"
 	    " WHERE state = 'done'"), 1);
 	assert_int_equal(store_purge(s2, &p, &purged, &kept, &err), 0);
