@@ -728,9 +728,7 @@ enum mut {
 	MUT_NONE = 0,
 	/* covered by the content hash: drift */
 	MUT_PAYLOAD_BYTE, MUT_LAST_BYTE, MUT_PROPERTY, MUT_SERVICE,
-	MUT_TO_TYPE, MUT_DROP_PART,
-	/* another sending party: another key */
-	MUT_FROM_TYPE,
+	MUT_TO_TYPE, MUT_DROP_PART, MUT_FROM_TYPE,
 	/* not covered (version 2): a duplicate */
 	MUT_CONTENT_IDS,
 	/* refused before any decision */
@@ -785,6 +783,7 @@ test_inbox_drift(void **state)
 		{ "property", MUT_PROPERTY, "PartInfo[0] PartProperties" },
 		{ "service", MUT_SERVICE, "Service" },
 		{ "to-type", MUT_TO_TYPE, "To" },
+		{ "from-type", MUT_FROM_TYPE, "From" },
 		{ "drop-part", MUT_DROP_PART, "PartInfo count" },
 	};
 	struct tstate *t = *state;
@@ -976,9 +975,11 @@ test_inbox_probe(void **state)
 	assert_int_equal(err.kind, ERR_STORE);
 }
 
-/* inbox_accept() of m in a fresh arena: the outcome (0 return) or -1. */
+/* inbox_accept() of m on leg in a fresh arena: the outcome (0 return) or
+ * -1. */
 static int
-t_again(struct tstate *t, const struct tmsg *m, struct err *err)
+t_again(struct tstate *t, const struct pmode_leg *leg, const struct tmsg *m,
+    struct err *err)
 {
 	struct arena *a = arena_new(0);
 	struct store_result res;
@@ -987,7 +988,7 @@ t_again(struct tstate *t, const struct tmsg *m, struct err *err)
 	assert_non_null(a);
 	err_clear(err);
 	memset(&res, 0, sizeof(res));
-	rc = inbox_accept(t->s, a, t_build(a, m), NULL, "192.0.2.7",
+	rc = inbox_accept(t->s, a, t_build(a, m), leg, "192.0.2.7",
 	    RECEIPT_B, sizeof(RECEIPT_B) - 1, &res, err);
 	if (rc == 0)
 		rc = (int)res.outcome;
@@ -996,32 +997,37 @@ t_again(struct tstate *t, const struct tmsg *m, struct err *err)
 }
 
 /*
- * The key is (sending party, MessageId): the same MessageId from another
- * party is a new row, not a drift, and leaves the first row alone; a retry
- * rebuilt with fresh Content-IDs is a duplicate (hash version 2, payload.h).
+ * The key is (sending party, MessageId), the party being the matched leg's:
+ * the same MessageId from another party is a new row, not a drift, and
+ * leaves the first row alone; a retry rebuilt with fresh Content-IDs is a
+ * duplicate (hash version 2, payload.h).
  */
 static void
 test_inbox_party_key(void **state)
 {
+	static char b_id[] = "leg-b", b_from[] = "partner-b";
 	struct tstate *t = *state;
+	struct pmode_leg leg_b = T_LEG;
 	struct tmsg m, other;
 	struct err err;
 
 	t_base(&m, "key");
 	accept_new(t, t->a, &m, RECEIPT_A, sizeof(RECEIPT_A) - 1);
+	leg_b.id = b_id;
+	leg_b.from.name = b_from;
 	other = m;
 	t_mutate(&other, MUT_FROM_TYPE);
 	other.parts[0].data[0] ^= 1;    /* and other content */
-	assert_int_equal(t_again(t, &other, &err), STORE_NEW);
+	assert_int_equal(t_again(t, &leg_b, &other, &err), STORE_NEW);
 	assert_int_equal(db_int(t, COUNT_INBOX_SQL, m.message_id, NULL), 2);
 	assert_int_equal(db_int(t, "SELECT count(*) FROM payload"
 	    " WHERE message_id = ?1", m.message_id, NULL), 6);
-	assert_int_equal(t_again(t, &other, &err), STORE_DUPLICATE);
-	assert_int_equal(t_again(t, &m, &err), STORE_DUPLICATE);
+	assert_int_equal(t_again(t, &leg_b, &other, &err), STORE_DUPLICATE);
+	assert_int_equal(t_again(t, &T_LEG, &m, &err), STORE_DUPLICATE);
 	t_mutate(&m, MUT_CONTENT_IDS);
-	assert_int_equal(t_again(t, &m, &err), STORE_DUPLICATE);
+	assert_int_equal(t_again(t, &T_LEG, &m, &err), STORE_DUPLICATE);
 	t_mutate(&m, MUT_SERVICE);
-	assert_int_equal(t_again(t, &m, &err), -1);
+	assert_int_equal(t_again(t, &T_LEG, &m, &err), -1);
 	assert_string_equal(err.ebms_code, "EBMS:0004");
 	/* the first party's row: its receipt, one duplicate per retry; the
 	 * other party's: its own receipt */
@@ -1030,9 +1036,9 @@ test_inbox_party_key(void **state)
 	assert_int_equal(db_int(t, DUPS_SQL " AND from_party = ?2",
 	    m.message_id, PTYPE ":sender-gw"), 2);
 	db_bytes_eq(t, ROW("receipt") " AND from_party = ?2", m.message_id,
-	    "sender-gw", RECEIPT_B, sizeof(RECEIPT_B) - 1);
+	    b_from, RECEIPT_B, sizeof(RECEIPT_B) - 1);
 	assert_int_equal(db_int(t, DUPS_SQL " AND from_party = ?2",
-	    m.message_id, "sender-gw"), 1);
+	    m.message_id, b_from), 1);
 }
 
 /*
@@ -1064,10 +1070,10 @@ test_inbox_v1_row(void **state)
 	assert_int_equal(sqlite3_open(t->path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
-	assert_int_equal(t_again(t, &m, &err), STORE_DUPLICATE);
+	assert_int_equal(t_again(t, &T_LEG, &m, &err), STORE_DUPLICATE);
 	assert_int_equal(db_int(t, DUPS_SQL, m.message_id, NULL), 1);
 	t_mutate(&m, MUT_SERVICE);
-	assert_int_equal(t_again(t, &m, &err), -1);
+	assert_int_equal(t_again(t, &T_LEG, &m, &err), -1);
 	assert_string_equal(err.ebms_code, "EBMS:0004");
 	assert_non_null(strstr(err.detail, "before per-field digests"));
 }
