@@ -134,15 +134,16 @@ cli_load_conf(const struct cli_opts *o, struct err *err)
 
 /* Open the store once and apply migrations (under the store's lock). */
 static int
-cli_migrate_store(const struct conf *c)
+cli_migrate_store(const struct conf *c, size_t *ret_applied)
 {
 	struct store *s = NULL;
 	struct err err = {0};
 	int rc = -1;
 
-	if (store_open(c->store_dsn, &s, &err) == 0 && store_migrate(s, &err) == 0)
+	if (store_open(c->store_dsn, &s, &err) == 0 && store_migrate(s, &err) == 0) {
 		rc = 0;
-	else
+		*ret_applied = s->migrated;
+	} else
 		cli_fail("store: ", err.msg);
 	store_close(s);
 	return rc;
@@ -378,6 +379,7 @@ cli_serve(int argc, char **argv)
 	struct conf *c = NULL;
 	struct err err = {0};
 	struct cli_opts o;
+	size_t applied = 0;
 	sigset_t set;
 	int rc;
 
@@ -396,7 +398,7 @@ cli_serve(int argc, char **argv)
 		cli_fail("", err.msg);
 		goto out;
 	}
-	if (cli_migrate_store(c) == -1)
+	if (cli_migrate_store(c, &applied) == -1)
 		goto out;
 	if (gateway_new(c, &gw, &err) == -1 || http_start(c, gw, &srv, &err) == -1) {
 		cli_fail("", err.msg);
@@ -423,6 +425,7 @@ cli_migrate(int argc, char **argv)
 	struct conf *c;
 	struct err err = {0};
 	struct cli_opts o;
+	size_t applied = 0;
 	int rc;
 
 	if ((rc = cli_opts_parse(argc, argv, "migrate", &o)) != 0)
@@ -431,9 +434,11 @@ cli_migrate(int argc, char **argv)
 		cli_fail("", err.msg);
 		return 1;
 	}
-	rc = cli_migrate_store(c) == 0 ? 0 : 1;
-	if (rc == 0)
-		printf("migrations applied\n");
+	rc = cli_migrate_store(c, &applied) == 0 ? 0 : 1;
+	if (rc == 0 && applied == 0)
+		printf("no migration to apply: the schema is current\n");
+	else if (rc == 0)
+		printf("migrations applied: %zu\n", applied);
 	conf_free(c);
 	return rc;
 }

@@ -48,6 +48,7 @@ store_open(const char *dsn, struct store **ret, struct err *err)
 int
 store_migrate(struct store *s, struct err *err)
 {
+	s->migrated = 0;
 	return s->ops->migrate(s, err);
 }
 

@@ -133,6 +133,7 @@ struct store_ops {
 /* Every backend's handle starts with this. */
 struct store {
 	const struct store_ops *ops;
+	size_t migrated;   /* migrations the last store_migrate() applied */
 };
 
 /*
@@ -141,7 +142,8 @@ struct store {
  */
 int store_open(const char *dsn, struct store **ret, struct err *err);
 
-/* Apply pending migrations under a lock (idempotent). */
+/* Apply pending migrations under a lock (idempotent); s->migrated says
+ * how many this call applied (0: the schema was current). */
 int store_migrate(struct store *s, struct err *err);
 
 /* Cheap liveness check for /readyz; reconnects when the connection was lost. */

@@ -714,6 +714,8 @@ store_pg_migrate_one(struct store_pg *s, const struct store_sql *f,
 	    store_pg_record(s, f->name, err) == -1))
 		goto out;
 	rc = store_pg_commit(s, err);
+	if (rc == 0 && applied == 0)
+		s->base.migrated++;
 out:
 	if (rc == -1)
 		err_detail(err, "migration %s", f->name);

@@ -514,7 +514,8 @@ store_sqlite_record(struct store_sqlite *s, const char *name, struct err *err)
 /*
  * Apply one migration if it is not recorded yet, in its own transaction.
  * BEGIN IMMEDIATE takes the write lock first, so a second process migrating
- * at the same time waits and then finds the migration recorded.
+ * at the same time waits and then finds the migration recorded.  1 applied
+ * now, 0 already recorded, -1 failed.
  */
 static int
 store_sqlite_migrate_one(struct store_sqlite *s, const struct store_sql *f,
@@ -536,6 +537,8 @@ store_sqlite_migrate_one(struct store_sqlite *s, const struct store_sql *f,
 	    store_sqlite_record(s, f->name, err) == -1))
 		goto out;
 	rc = store_sqlite_exec(s, "COMMIT", "commit migration", err);
+	if (rc == 0)
+		rc = applied == 0;   /* 1: applied now */
 out:
 	if (rc == -1)
 		err_detail(err, "migration %s", f->name);
@@ -559,10 +562,11 @@ store_sqlite_migrate(struct store *base, struct err *err)
 	int rc = 0;
 
 	store_sqlite_writer_lock(s->w);
-	while (rc == 0 && (f = store_migration_next("sqlite", &pos)) != NULL)
-		rc = store_sqlite_migrate_one(c, f, err);
+	while (rc >= 0 && (f = store_migration_next("sqlite", &pos)) != NULL)
+		if ((rc = store_sqlite_migrate_one(c, f, err)) == 1)
+			base->migrated++;
 	store_sqlite_writer_unlock(s->w);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 /* synchronous=NORMAL or FULL (store_sqlite_int.h); outside a transaction. */

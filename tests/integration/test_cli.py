@@ -502,13 +502,15 @@ def test_migrate_fresh_store_twice(backend, tmp_path, pki):
     cfg = write_config(tmp_path / 'm.xml', pki, store='sqlite:/nonexistent/dir/x.db')
     p = run_as4gw('migrate', '-c', cfg, '--db', dsn)
     assert p.returncode == 0, p.stderr
-    assert p.stdout == 'migrations applied\n'
     store = Store(backend, dsn)
     assert {'inbox', 'payload', 'delivery', 'schema_migrations'} <= _tables(store)
     applied = store.query('SELECT name FROM schema_migrations ORDER BY name')
     assert applied, 'no migration recorded'
+    # it says how many it applied, and that there was nothing to do (issue 11 item 8)
+    assert p.stdout == f'migrations applied: {len(applied)}\n'
     p = run_as4gw('migrate', '-c', cfg, '--db', dsn)
     assert p.returncode == 0, p.stderr
+    assert p.stdout == 'no migration to apply: the schema is current\n'
     assert store.query('SELECT name FROM schema_migrations ORDER BY name') == applied
     assert store.totals() == (0, 0, 0)
 
