@@ -38,10 +38,13 @@ as4gw_need_packages() {
 as4gw_build() {
 	local dir=$1
 	shift
+	# a first build takes a while on two cores: say so, and what it does
+	echo "as4gw: building in $dir/ (meson + ninja; a first build takes ~1 min)" >&2
 	if [ ! -f "$dir/build.ninja" ]; then
 		meson setup "$dir" "$@" >/dev/null
 	elif [ $# -gt 0 ]; then
 		meson configure "$dir" "$@" >/dev/null   # an old build dir: same options
 	fi
 	ninja -C "$dir" >/dev/null || ninja -C "$dir"
+	echo "as4gw: built $dir/as4gw and $dir/as4gw-client" >&2
 }
