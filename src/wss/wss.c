@@ -6,6 +6,7 @@
 #include "wss.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include <xmlsec/errors.h>
 #include <xmlsec/io.h>
 #include <xmlsec/keys.h>
+#include <xmlsec/list.h>
 #include <xmlsec/openssl/evp.h>
 #include <xmlsec/transforms.h>
 #include <xmlsec/xmldsig.h>
@@ -410,6 +412,50 @@ wss_dsig_ctx_new(int verify)
 	return ctx;
 }
 
+/*
+ * The restricted context of wss_dsig_ctx_new() plus what inbound messages
+ * need: ECDSA signature methods, the SwA signature transforms and "cid:"
+ * references (xmlsec classes them as remote; our URI check already refused
+ * every other remote URI, and the only IO callback is the cid: resolver).
+ * Moved here from wss_inbound.c, which uses it.
+ */
+struct _xmlSecDSigCtx *
+wss_dsig_ctx_inbound(void)
+{
+	xmlSecTransformId sig_ids[2], ref_ids[2];
+	xmlSecDSigCtxPtr ctx = wss_dsig_ctx_new(1);
+	size_t i;
+
+	if (ctx == NULL)
+		return NULL;
+	sig_ids[0] = xmlSecTransformEcdsaSha256Id;
+	sig_ids[1] = xmlSecTransformEcdsaSha384Id;
+	ref_ids[0] = wss_swa_content_sig_id();
+	ref_ids[1] = wss_swa_complete_sig_id();
+	ctx->enabledReferenceUris = xmlSecTransformUriTypeSameDocument |
+	    xmlSecTransformUriTypeRemote;
+	/* second guard on each reference's transform chain (wss_swa.c) */
+	ctx->referencePreExecuteCallback = wss_swa_pre_exec;
+	/* KeyInfo is never read (signKey is set first); were it read, only
+	 * X509Data would count, never KeyValue */
+	if (xmlSecPtrListAdd(&ctx->keyInfoReadCtx.enabledKeyData,
+	    (xmlSecPtr)(uintptr_t)xmlSecKeyDataX509Id) < 0) {
+		xmlSecDSigCtxDestroy(ctx);
+		return NULL;
+	}
+	for (i = 0; i < 2; i++) {
+		if (ref_ids[i] == NULL ||
+		    xmlSecDSigCtxEnableSignatureTransform(ctx,
+		    sig_ids[i]) < 0 ||
+		    xmlSecDSigCtxEnableReferenceTransform(ctx,
+		    ref_ids[i]) < 0) {
+			xmlSecDSigCtxDestroy(ctx);
+			return NULL;
+		}
+	}
+	return ctx;
+}
+
 /* Does this attribute carry an element identifier we resolve "#x" to? */
 static int
 wss_is_id_attr(const xmlAttr *attr)
@@ -499,6 +545,14 @@ wss_id_find(xmlDocPtr doc, const char *id)
 	if (attr == NULL || attr->type != XML_ATTRIBUTE_NODE)
 		return NULL;
 	return attr->parent;
+}
+
+/* "#" + NCName and nothing else; see wss.h. */
+int
+wss_id_ref_ok(const char *uri)
+{
+	return uri != NULL && uri[0] == '#' &&
+	    xmlValidateNCName((const xmlChar *)uri + 1, 0) == 0;
 }
 
 /* The SOAP 1.2 or 1.1 Envelope element of doc, or NULL. */

@@ -98,6 +98,14 @@ int wss_ids_index(xmlDocPtr doc, struct err *err);
 xmlNodePtr wss_id_find(xmlDocPtr doc, const char *id);
 
 /*
+ * Is uri a same-document reference "#" + NCName (Namespaces in XML 1.0,
+ * 3), the only "#id" form signature references may take?  Anything else
+ * ('^', '(', quotes, '%' ...) could name one element in our ID index and
+ * another in xmlsec's XPointer evaluation (issue 10 item 8).  1 yes, 0 no.
+ */
+int wss_id_ref_ok(const char *uri);
+
+/*
  * ---- Internal to the wss_*.c files (not for other modules) ----
  * xmlsec types are only forward-declared so that includers of wss.h need no
  * xmlsec headers.
@@ -199,6 +207,12 @@ struct wss_policy {
 	int64_t skew_ms;                 /* allowed wsu:Timestamp clock skew */
 	unsigned max_references;         /* default 30 */
 	unsigned max_transforms;         /* per reference, default 5 */
+	/* XML attachments are parsed under the request's limits (issue 10
+	 * item 3): maxXmlDepth, maxXmlNodes and requestMemoryBytes (less
+	 * what the request's arena holds); 0 = the xml_limits_default()
+	 * value, and 256 MiB */
+	size_t max_xml_depth, max_xml_nodes;
+	size_t max_memory;
 };
 
 /* An attachment as wss sees it.  Decryption replaces data/len (arena) and,

@@ -8,19 +8,26 @@
  * algorithm URIs and decides the policy (EBMS:0103) before any cryptography.
  * The second decrypts; every failure from there on — base64, key transport,
  * a wrong key, a GCM tag, a missing part, padding, Attachment-Complete
- * headers — gives the same EBMS:0102 msg and detail, and after a key
- * transport failure the work goes on with a random key, so that neither the
- * answer nor the timing tells an RSA failure from a tag failure
- * (Bleichenbacher/Manger countermeasure; NEGATIVE-CASES 49).  Parts change
- * only when everything decrypted.
+ * headers — gives the same EBMS:0102 answer (only the log detail says what
+ * failed, issue 10 item 12), and after a key transport failure the work
+ * goes on with a random key, so that neither the answer nor the timing
+ * tells an RSA failure from a tag failure (Bleichenbacher/Manger
+ * countermeasure; NEGATIVE-CASES 49).  Parts change only when everything
+ * decrypted — except with AES-CBC, which authenticates nothing: there a
+ * failure (bad padding above all) is reported but deferred, the parts get
+ * what came out, and wss_inbound goes on to verify the signature as for
+ * any other ciphertext before it answers EBMS:0102, so that a valid and
+ * an invalid padding cost the same and get the same answer (padding
+ * oracle, issue 10 item 6; wss_decrypt_mask).
  *
  * The ciphertext of an attachment is its MIME part, found by Content-ID in
  * the parts array (no xmlsec IO callback involved); key transport runs
  * through our xmlsec transforms (wss_oaep.c), block decryption directly on
- * OpenSSL EVP.
+ * OpenSSL EVP (wss_cipher.c).
  */
 #include "wss_int.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -36,7 +43,6 @@
 #include "../mime/mime_hdr.h"
 #include "../xml/xml.h"
 
-#define WSS_DEC_XENC11 "http://www.w3.org/2009/xmlenc11#"
 #define WSS_DEC_CONTENT_ONLY WSS_SWA_NS "Attachment-Content-Only"
 #define WSS_DEC_COMPLETE WSS_SWA_NS "Attachment-Complete"
 #define WSS_DEC_CIPHERTEXT WSS_SWA_NS "Attachment-Ciphertext-Transform"
@@ -45,32 +51,10 @@
 #define WSS_DEC_MAX_DATA 64       /* xenc:EncryptedData per message */
 #define WSS_DEC_MAX_HEADERS 16384 /* Attachment-Complete header block */
 #define WSS_DEC_MAX_RSA 1024      /* RSA block: 8192-bit modulus */
-#define WSS_DEC_GCM_IV 12         /* XML Encryption 1.1, 5.2.4 */
-#define WSS_DEC_GCM_TAG 16
-#define WSS_DEC_CBC_IV 16         /* XML Encryption 1.1, 5.2.2 */
-#define WSS_DEC_CHUNK (1u << 30)  /* EVP lengths are int */
 
 #define WSS_DEC_KT (WSS_KT_RSA_OAEP | WSS_KT_RSA_OAEP_MGF1P | WSS_KT_RSA_1_5)
 #define WSS_DEC_ENC (WSS_ENC_AES128_GCM | WSS_ENC_AES256_GCM | WSS_ENC_AES_CBC)
 
-/* A block cipher we can run, by its XML Encryption URI. */
-struct wss_dec_cipher {
-	const char *uri;
-	const EVP_CIPHER *(*evp)(void);
-	size_t key_len;
-	int gcm;
-};
-
-static const struct wss_dec_cipher wss_dec_ciphers[] = {
-	{ WSS_DEC_XENC11 "aes128-gcm", EVP_aes_128_gcm, 16, 1 },
-	{ WSS_DEC_XENC11 "aes192-gcm", EVP_aes_192_gcm, 24, 1 },
-	{ WSS_DEC_XENC11 "aes256-gcm", EVP_aes_256_gcm, 32, 1 },
-	{ NS_XENC "aes128-cbc", EVP_aes_128_cbc, 16, 0 },
-	{ NS_XENC "aes192-cbc", EVP_aes_192_cbc, 24, 0 },
-	{ NS_XENC "aes256-cbc", EVP_aes_256_cbc, 32, 0 },
-};
-
-#define WSS_DEC_N_CIPHERS (sizeof(wss_dec_ciphers) / sizeof(wss_dec_ciphers[0]))
 
 /* One xenc:EncryptedData child of the Security header. */
 struct wss_dec_data {
@@ -99,15 +83,45 @@ struct wss_dec {
 	size_t n_data;
 	xmlSecKeyPtr xkey;         /* copy of pol->decrypt_key */
 	int failed;
+	int cbc;                   /* an EncryptedData uses AES-CBC */
+	char why[160];             /* the first failure, for the log */
 };
 
-/* The one answer to every decryption failure: fixed msg and detail. */
+/* The one answer to every decryption failure: a fixed msg; what failed
+ * goes to the log only (issue 10 item 12). */
 static int
-wss_dec_fail(struct err *err)
+wss_dec_fail(struct err *err, const char *why)
 {
 	err_set(err, ERR_EBMS, "EBMS:0102", "decryption failed");
-	err_detail(err, "could not decrypt the encrypted payloads");
+	err_detail(err, "could not decrypt the encrypted payloads: %s", why);
 	return -1;
+}
+
+/* Phase 2 failed: remember the first reason (log only) and go on. */
+static void
+wss_dec_failed(struct wss_dec *d, const char *why)
+{
+	if (!d->failed)
+		(void)snprintf(d->why, sizeof(d->why), "%s", why);
+	d->failed = 1;
+}
+
+/* After an AES-CBC decryption, any failure before the signature verified
+ * is answered as a decryption failure; see wss_int.h. */
+void
+wss_decrypt_mask(struct err *err)
+{
+	char why[sizeof(err->detail)];
+
+	if (err->kind == ERR_EBMS && err->ebms_code != NULL &&
+	    strcmp(err->ebms_code, "EBMS:0102") == 0)
+		return;
+	if (snprintf(why, sizeof(why), "after AES-CBC decryption, before the "
+	    "signature verified: %s%s%.300s", err->msg,
+	    err->detail[0] != '\0' ? ": " : "", err->detail) < 0)
+		why[0] = '\0';
+	err_clear(err);
+	(void)wss_dec_fail(err, why);
 }
 
 /* A policy refusal (EBMS:0103), decided from public algorithm URIs only. */
@@ -118,118 +132,6 @@ wss_dec_refuse(struct err *err, const char *why, const char *what)
 	    "encryption does not meet the security policy");
 	err_detail(err, "%s: %.160s", why, what);
 	return -1;
-}
-
-/* The cipher for an XML Encryption block algorithm URI, or NULL. */
-static const struct wss_dec_cipher *
-wss_dec_cipher_of(const char *uri)
-{
-	size_t i;
-
-	for (i = 0; uri != NULL && i < WSS_DEC_N_CIPHERS; i++)
-		if (strcmp(wss_dec_ciphers[i].uri, uri) == 0)
-			return &wss_dec_ciphers[i];
-	return NULL;
-}
-
-/* EVP_CipherUpdate over any length (wss_int.h). */
-int
-wss_evp_update(EVP_CIPHER_CTX *c, unsigned char *out,
-    const unsigned char *in, size_t n, size_t *ret_n)
-{
-	size_t done = 0, total = 0, step;
-	int got;
-
-	while (done < n) {
-		step = n - done > WSS_DEC_CHUNK ? WSS_DEC_CHUNK : n - done;
-		if (EVP_CipherUpdate(c, out + total, &got, in + done,
-		    (int)step) != 1 || got < 0)
-			return -1;
-		done += step;
-		total += (size_t)got;
-	}
-	*ret_n = total;
-	return 0;
-}
-
-/* AES-GCM: in = IV || ciphertext || tag; plaintext into out. */
-static int
-wss_dec_gcm(EVP_CIPHER_CTX *c, const struct wss_dec_cipher *ci,
-    const unsigned char *key, const unsigned char *in, size_t in_len,
-    unsigned char *out, size_t *ret_len)
-{
-	unsigned char tag[WSS_DEC_GCM_TAG];
-	size_t n = in_len - WSS_DEC_GCM_IV - WSS_DEC_GCM_TAG, got = 0;
-	int fin = 0;
-
-	memcpy(tag, in + in_len - WSS_DEC_GCM_TAG, sizeof(tag));
-	if (EVP_DecryptInit_ex(c, ci->evp(), NULL, NULL, NULL) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, WSS_DEC_GCM_IV,
-	    NULL) != 1 ||
-	    EVP_DecryptInit_ex(c, NULL, NULL, key, in) != 1 ||
-	    wss_evp_update(c, out, in + WSS_DEC_GCM_IV, n, &got) < 0 ||
-	    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, WSS_DEC_GCM_TAG,
-	    tag) != 1 ||
-	    EVP_DecryptFinal_ex(c, out + got, &fin) != 1 || got != n)
-		return -1;
-	*ret_len = n;
-	return 0;
-}
-
-/* AES-CBC: in = IV || ciphertext; the last plaintext octet is the padding
- * length (1..16), the other padding octets are arbitrary (XML Encryption
- * 1.1, 5.2). */
-static int
-wss_dec_cbc(EVP_CIPHER_CTX *c, const struct wss_dec_cipher *ci,
-    const unsigned char *key, const unsigned char *in, size_t in_len,
-    unsigned char *out, size_t *ret_len)
-{
-	size_t n = in_len - WSS_DEC_CBC_IV, got = 0;
-	int fin = 0;
-	unsigned pad;
-
-	if (n == 0 || n % WSS_DEC_CBC_IV != 0 ||
-	    EVP_DecryptInit_ex(c, ci->evp(), NULL, key, in) != 1 ||
-	    EVP_CIPHER_CTX_set_padding(c, 0) != 1 ||
-	    wss_evp_update(c, out, in + WSS_DEC_CBC_IV, n, &got) < 0 ||
-	    EVP_DecryptFinal_ex(c, out + got, &fin) != 1 || got != n)
-		return -1;
-	pad = out[n - 1];
-	if (pad == 0 || pad > WSS_DEC_CBC_IV)
-		return -1;
-	*ret_len = n - pad;
-	return 0;
-}
-
-/* See wss_int.h. */
-int
-wss_decrypt_cipher(struct arena *a, const char *alg_uri,
-    const unsigned char *key, size_t key_len, const unsigned char *in,
-    size_t in_len, unsigned char **ret, size_t *ret_len)
-{
-	const struct wss_dec_cipher *ci = wss_dec_cipher_of(alg_uri);
-	EVP_CIPHER_CTX *c = NULL;
-	unsigned char *out = NULL;
-	size_t min, n = 0;
-	int rc = -1;
-
-	if (ci == NULL || key_len != ci->key_len || in == NULL)
-		goto out;
-	min = ci->gcm ? WSS_DEC_GCM_IV + WSS_DEC_GCM_TAG : WSS_DEC_CBC_IV;
-	if (in_len < min || (out = arena_alloc(a, in_len)) == NULL ||
-	    (c = EVP_CIPHER_CTX_new()) == NULL)
-		goto out;
-	if ((ci->gcm ? wss_dec_gcm(c, ci, key, in, in_len, out, &n) :
-	    wss_dec_cbc(c, ci, key, in, in_len, out, &n)) < 0)
-		goto out;
-	*ret = out;
-	*ret_len = n;
-	rc = 0;
-out:
-	if (rc != 0 && out != NULL)
-		OPENSSL_cleanse(out, in_len); /* no unverified plaintext */
-	EVP_CIPHER_CTX_free(c);
-	return rc;
 }
 
 /* The Algorithm of node's single xenc:EncryptionMethod (arena), or NULL. */
@@ -254,14 +156,15 @@ wss_dec_check_key(struct wss_dec *d, xmlNodePtr ek, struct err *err)
 	unsigned bit = wss_alg_from_uri(uri);
 
 	if (uri == NULL)
-		return wss_dec_fail(err);
+		return wss_dec_fail(err, "EncryptedKey without one "
+		    "EncryptionMethod Algorithm");
 	if ((bit & WSS_DEC_KT) == 0 || (d->pol->algs & bit) == 0)
 		return wss_dec_refuse(err, "key transport not allowed", uri);
 	if (!wss_oaep_usable(m))
 		return wss_dec_refuse(err, "key transport parameters not "
 		    "allowed", uri);
 	if (d->n_keys == WSS_DEC_MAX_KEYS)
-		return wss_dec_fail(err);
+		return wss_dec_fail(err, "too many EncryptedKey elements");
 	d->keys[d->n_keys++] = ek;
 	return 0;
 }
@@ -278,9 +181,10 @@ wss_dec_check_data(struct wss_dec *d, xmlNodePtr ed, struct err *err)
 	struct wss_dec_data *x;
 
 	if (uri == NULL)
-		return wss_dec_fail(err);
+		return wss_dec_fail(err, "EncryptedData without one "
+		    "EncryptionMethod Algorithm");
 	if ((bit & WSS_DEC_ENC) == 0 || (d->pol->algs & bit) == 0 ||
-	    wss_dec_cipher_of(uri) == NULL)
+	    wss_cipher_key_len(uri) == 0)
 		return wss_dec_refuse(err, "encryption algorithm not allowed",
 		    uri);
 	if (type == NULL || (strcmp(type, WSS_DEC_CONTENT_ONLY) != 0 &&
@@ -288,10 +192,11 @@ wss_dec_check_data(struct wss_dec *d, xmlNodePtr ed, struct err *err)
 		return wss_dec_refuse(err, "encrypted data type not supported",
 		    type != NULL ? type : "(none)");
 	if (d->n_data == WSS_DEC_MAX_DATA)
-		return wss_dec_fail(err);
+		return wss_dec_fail(err, "too many EncryptedData elements");
 	x = &d->data[d->n_data++];
 	x->node = ed;
 	x->alg = uri;
+	d->cbc |= bit == WSS_ENC_AES_CBC;
 	x->complete = strcmp(type, WSS_DEC_COMPLETE) == 0;
 	x->id = xml_attr(d->a, ed, NULL, "Id");
 	/* Content-Only: the plaintext's media type travels in @MimeType (XML
@@ -299,6 +204,24 @@ wss_dec_check_data(struct wss_dec *d, xmlNodePtr ed, struct err *err)
 	if (!x->complete)
 		x->content_type = xml_attr(d->a, ed, NULL, "MimeType");
 	return 0;
+}
+
+/* See wss_int.h (AES-CBC needs a signature: issue 10 item 6). */
+int
+wss_decrypt_cbc_listed(const xmlNode *security)
+{
+	xmlNodePtr c, m;
+	xmlChar *alg;
+	unsigned bit = 0;
+
+	for (c = xml_child(security, NS_XENC, "EncryptedData");
+	    c != NULL && bit == 0; c = xml_next(c, NS_XENC, "EncryptedData")) {
+		m = xml_child(c, NS_XENC, "EncryptionMethod");
+		alg = xmlGetNoNsProp(m, (const xmlChar *)"Algorithm");
+		bit = wss_alg_from_uri((const char *)alg) & WSS_ENC_AES_CBC;
+		xmlFree(alg);
+	}
+	return bit != 0;
 }
 
 /* Phase 1: every EncryptedKey and EncryptedData of the Security header. */
@@ -484,30 +407,43 @@ wss_dec_complete(struct arena *a, struct wss_dec_data *x, unsigned char *p,
 }
 
 /* Phase 2 for one EncryptedData with the session key: stage its plaintext
- * (and for Complete its headers). */
-static int
+ * (and for Complete its headers); a failure is noted in d.  AES-CBC with
+ * a bad padding stages what came out all the same (see the top). */
+static void
 wss_dec_data(struct wss_dec *d, struct wss_dec_data *x, const char *ek_id,
     const unsigned char *key, size_t key_len)
 {
 	struct wss_part *part = wss_dec_part(d, x->node);
 	unsigned char *plain = NULL;
+	const char *why = NULL;
 	size_t i, plain_len = 0;
+	int rc = -1;
 
-	if (part == NULL || part->decrypted ||
-	    wss_dec_keyinfo(d, x->node, ek_id) < 0)
-		return -1;
-	for (i = 0; i < d->n_data; i++)
+	if (part == NULL || part->decrypted)
+		why = "no MIME part for an EncryptedData's CipherReference "
+		    "(or no Attachment-Ciphertext-Transform)";
+	else if (wss_dec_keyinfo(d, x->node, ek_id) < 0)
+		why = "EncryptedData KeyInfo does not name its EncryptedKey";
+	for (i = 0; why == NULL && i < d->n_data; i++)
 		if (d->data[i].part == part)
-			return -1; /* one part, two EncryptedData */
-	if (wss_decrypt_cipher(d->a, x->alg, key, key_len, part->data,
-	    part->len, &plain, &plain_len) < 0)
-		return -1;
-	x->part = part;
-	if (x->complete)
-		return wss_dec_complete(d->a, x, plain, plain_len);
-	x->plain = plain;
-	x->plain_len = plain_len;
-	return 0;
+			why = "one part named by two EncryptedData";
+	if (why == NULL)
+		rc = wss_cipher_block(d->a, x->alg, key, key_len, part->data,
+		    part->len, &plain, &plain_len, &why);
+	if (rc >= 0) {
+		x->part = part;
+		x->plain = plain;
+		x->plain_len = plain_len;
+	}
+	if (rc >= 0 && x->complete) {
+		x->plain = NULL;
+		if (wss_dec_complete(d->a, x, plain, plain_len) < 0 && rc == 0) {
+			why = "Attachment-Complete plaintext is not a MIME part";
+			rc = -1;
+		}
+	}
+	if (rc != 0)
+		wss_dec_failed(d, why);
 }
 
 /* Decrypt an EncryptedKey's CipherValue into key[0..want); key untouched
@@ -549,7 +485,6 @@ wss_dec_key(struct wss_dec *d, xmlNodePtr ek)
 {
 	xmlNodePtr list = xml_child(ek, NS_XENC, "ReferenceList"), r;
 	const char *ek_id = xml_attr(d->a, ek, NULL, "Id");
-	const struct wss_dec_cipher *ci;
 	struct wss_dec_data *x;
 	unsigned char key[32];
 	size_t want = 16, n_refs = xml_count(list, NS_XENC, "DataReference");
@@ -558,27 +493,32 @@ wss_dec_key(struct wss_dec *d, xmlNodePtr ek)
 	if (r == NULL || n_refs > WSS_DEC_MAX_DATA ||
 	    xml_count(ek, NS_XENC, "ReferenceList") != 1 ||
 	    xml_count(list, NULL, NULL) != n_refs) {
-		d->failed = 1;
+		wss_dec_failed(d, "EncryptedKey without one ReferenceList of "
+		    "DataReferences");
 		r = NULL;
 	}
 	x = r != NULL ? wss_dec_ref(d, r) : NULL;
-	if (x != NULL && (ci = wss_dec_cipher_of(x->alg)) != NULL)
-		want = ci->key_len;
+	if (x != NULL && wss_cipher_key_len(x->alg) != 0)
+		want = wss_cipher_key_len(x->alg);
 	if (RAND_bytes(key, sizeof(key)) != 1 ||
 	    wss_dec_unwrap(d, ek, key, want) < 0)
-		d->failed = 1;
+		wss_dec_failed(d, "key transport failed (EncryptedKey not for "
+		    "our key, corrupt, or of the wrong length)");
 	for (; r != NULL; r = xml_next(r, NS_XENC, "DataReference")) {
 		x = wss_dec_ref(d, r);
-		if (x == NULL || x->used ||
-		    wss_dec_data(d, x, ek_id, key, want) < 0)
-			d->failed = 1;
+		if (x == NULL || x->used)
+			wss_dec_failed(d, "DataReference names no EncryptedData "
+			    "(or one named twice)");
+		else
+			wss_dec_data(d, x, ek_id, key, want);
 		if (x != NULL)
 			x->used = 1;
 	}
 	OPENSSL_cleanse(key, sizeof(key));
 }
 
-/* Commit the staged plaintexts to the parts. */
+/* Commit the staged plaintexts to the parts (after an AES-CBC failure,
+ * those that there are). */
 static void
 wss_dec_apply(struct wss_dec *d)
 {
@@ -587,6 +527,8 @@ wss_dec_apply(struct wss_dec *d)
 
 	for (i = 0; i < d->n_data; i++) {
 		x = &d->data[i];
+		if (x->part == NULL || x->plain == NULL)
+			continue;
 		x->part->data = x->plain;
 		x->part->len = x->plain_len;
 		x->part->decrypted = 1;
@@ -608,12 +550,13 @@ wss_dec_run(struct wss_dec *d)
 
 	d->xkey = wss_key_xmlsec(d->pol->decrypt_key);
 	if (d->xkey == NULL)
-		d->failed = 1;
+		wss_dec_failed(d, "decryption key not usable");
 	for (i = 0; i < d->n_keys; i++)
 		wss_dec_key(d, d->keys[i]);
 	for (i = 0; i < d->n_data; i++)
-		if (!d->data[i].used || d->data[i].part == NULL)
-			d->failed = 1;
+		if (!d->data[i].used)
+			wss_dec_failed(d, "EncryptedData not listed by an "
+			    "EncryptedKey");
 	if (d->xkey != NULL)
 		xmlSecKeyDestroy(d->xkey);
 	d->xkey = NULL;
@@ -623,40 +566,43 @@ wss_dec_run(struct wss_dec *d)
 int
 wss_decrypt(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
     struct wss_part *parts, size_t n_parts, const struct wss_policy *pol,
-    size_t *ret_n_decrypted, struct err *err)
+    struct wss_dec_report *ret, struct err *err)
 {
 	struct wss_dec d;
 	size_t i;
 
 	(void)doc;
 	memset(&d, 0, sizeof(d));
+	memset(ret, 0, sizeof(*ret));
 	d.a = a;
 	d.pol = pol;
 	d.parts = parts;
 	d.n_parts = n_parts;
 	d.data = arena_calloc(a, WSS_DEC_MAX_DATA, sizeof(*d.data));
 	if (d.data == NULL)
-		return wss_dec_fail(err);
+		return wss_dec_fail(err, "out of request memory");
 	if (wss_dec_collect(&d, security, err) < 0)
 		return -1;
-	if (d.n_keys == 0 && d.n_data == 0) {
-		*ret_n_decrypted = 0;
+	if (d.n_keys == 0 && d.n_data == 0)
 		return 0;
-	}
 	if (pol->decrypt_key == NULL)
 		return wss_dec_refuse(err, "encrypted message", "the leg has "
 		    "no decryption key");
 	if (d.n_keys == 0)
-		return wss_dec_fail(err);
+		return wss_dec_fail(err, "EncryptedData without EncryptedKey");
+	ret->cbc = d.cbc;
 	wss_dec_run(&d);
-	if (d.failed) {
+	if (d.failed && !d.cbc) {
 		for (i = 0; i < d.n_data; i++)
 			if (d.data[i].plain != NULL)
 				OPENSSL_cleanse(d.data[i].plain,
 				    d.data[i].plain_len);
-		return wss_dec_fail(err);
+		return wss_dec_fail(err, d.why);
 	}
+	if (d.failed) /* AES-CBC: reported, the answer deferred */
+		(void)wss_dec_fail(err, d.why);
 	wss_dec_apply(&d);
-	*ret_n_decrypted = d.n_data;
+	ret->failed = d.failed;
+	ret->n_decrypted = d.n_data;
 	return 0;
 }

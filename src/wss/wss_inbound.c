@@ -86,6 +86,7 @@ struct wss_in {
 	size_t n_parts;
 	const struct wss_policy *pol;
 	int has_enc;                       /* EncryptedKey/Data in Security */
+	struct wss_dec_report dec;         /* what wss_decrypt did */
 	struct wss_in_ref *refs;
 	size_t n_refs;
 	X509 *cert;                        /* signer (arena) */
@@ -265,21 +266,37 @@ wss_in_timestamp(struct wss_in *in, struct err *err)
 	return 0;
 }
 
+/* Bind the parts for cid: with the request's limits for XML parts. */
+static void
+wss_in_bind(const struct wss_in *in)
+{
+	struct wss_swa_limits lim;
+
+	wss_swa_limits_of(in->pol, arena_used(in->a), &lim);
+	wss_swa_bind(in->parts, in->n_parts, &lim);
+}
+
 /* Decrypt before verifying (eDelivery AS4 1.15 signs, then encrypts); with
  * encryption required, every attachment must have been decrypted and the
  * Body must carry no payload (NEGATIVE-CASES 51). */
 static int
 wss_in_decrypt(struct wss_in *in, int *ret_decrypted, struct err *err)
 {
-	size_t n_dec = 0, i;
+	size_t i;
 
 	if (in->has_enc) {
 		if (in->pol->encryption == WSS_NEVER)
 			return wss_in_policy(err, "encrypted payloads are not "
 			    "expected on this leg");
-		wss_swa_bind(in->parts, in->n_parts);
+		/* AES-CBC authenticates nothing: only under a signature,
+		 * which covers the plaintext (issue 10 item 6) */
+		if (in->signature == NULL &&
+		    wss_decrypt_cbc_listed(in->security))
+			return wss_in_policy(err, "AES-CBC encrypted payloads "
+			    "in a message that is not signed");
+		wss_in_bind(in);
 		if (wss_decrypt(in->a, in->doc, in->security, in->parts,
-		    in->n_parts, in->pol, &n_dec, err) < 0)
+		    in->n_parts, in->pol, &in->dec, err) < 0)
 			return -1;
 	}
 	if (in->pol->encryption == WSS_REQUIRED) {
@@ -290,7 +307,7 @@ wss_in_decrypt(struct wss_in *in, int *ret_decrypted, struct err *err)
 		if (xml_child(in->body, NULL, NULL) != NULL)
 			return wss_in_policy(err, "payloads are not encrypted");
 	}
-	*ret_decrypted = n_dec > 0;
+	*ret_decrypted = in->dec.n_decrypted > 0;
 	return 0;
 }
 
@@ -341,8 +358,7 @@ wss_in_uri_check(struct wss_in_ref *ref, struct err *err)
 
 	if (len < 2 || len > WSS_IN_MAX_URI)
 		return wss_in_policy(err, "signature reference not allowed");
-	if (u[0] == '#' &&
-	    strpbrk(u + 1, "#%'\"()<>&\\/ \t\r\n") == NULL)
+	if (wss_id_ref_ok(u)) /* "#" NCName: issue 10 item 8 */
 		return 0;
 	/* no fragment (xmlsec would parse the attachment as XML and run an
 	 * XPointer on it) and no %00 (xmlsec unescapes before opening) */
@@ -596,49 +612,6 @@ wss_in_key(struct wss_in *in, xmlSecKeyPtr *ret, struct err *err)
 	return 0;
 }
 
-/*
- * The restricted context of wss_dsig_ctx_new() plus what inbound messages
- * need: ECDSA signature methods, the SwA signature transforms and "cid:"
- * references (xmlsec classes them as remote; our URI check already refused
- * every other remote URI, and the only IO callback is the cid: resolver).
- */
-static xmlSecDSigCtxPtr
-wss_in_dsig_ctx(void)
-{
-	xmlSecTransformId sig_ids[2], ref_ids[2];
-	xmlSecDSigCtxPtr ctx = wss_dsig_ctx_new(1);
-	size_t i;
-
-	if (ctx == NULL)
-		return NULL;
-	sig_ids[0] = xmlSecTransformEcdsaSha256Id;
-	sig_ids[1] = xmlSecTransformEcdsaSha384Id;
-	ref_ids[0] = wss_swa_content_sig_id();
-	ref_ids[1] = wss_swa_complete_sig_id();
-	ctx->enabledReferenceUris = xmlSecTransformUriTypeSameDocument |
-	    xmlSecTransformUriTypeRemote;
-	/* second guard on each reference's transform chain (wss_swa.c) */
-	ctx->referencePreExecuteCallback = wss_swa_pre_exec;
-	/* KeyInfo is never read (signKey is set first); were it read, only
-	 * X509Data would count, never KeyValue */
-	if (xmlSecPtrListAdd(&ctx->keyInfoReadCtx.enabledKeyData,
-	    (xmlSecPtr)(uintptr_t)xmlSecKeyDataX509Id) < 0) {
-		xmlSecDSigCtxDestroy(ctx);
-		return NULL;
-	}
-	for (i = 0; i < 2; i++) {
-		if (ref_ids[i] == NULL ||
-		    xmlSecDSigCtxEnableSignatureTransform(ctx,
-		    sig_ids[i]) < 0 ||
-		    xmlSecDSigCtxEnableReferenceTransform(ctx,
-		    ref_ids[i]) < 0) {
-			xmlSecDSigCtxDestroy(ctx);
-			return NULL;
-		}
-	}
-	return ctx;
-}
-
 /* xmlsec digests and checks the signature value.  Valid: status succeeded,
  * the references we checked, same order and URIs, each succeeded (39, 40). */
 static int
@@ -680,9 +653,13 @@ wss_in_verify(struct wss_in *in, struct err *err)
 	int rc = -1;
 
 	wss_xmlsec_reset();
-	if (wss_in_key(in, &key, err) < 0)
+	/* the SignatureValue first: a forged signature must not make us
+	 * dereference (canonicalise, digest) a single reference */
+	if (wss_in_key(in, &key, err) < 0 ||
+	    wss_sigvalue_check(in->a, in->signature, in->cert, in->pol->algs,
+	    err) < 0)
 		goto out;
-	ctx = wss_in_dsig_ctx();
+	ctx = wss_dsig_ctx_inbound();
 	if (ctx == NULL) {
 		err_set(err, ERR_INTERNAL, NULL, "could not set up signature "
 		    "verification");
@@ -746,7 +723,7 @@ wss_in_signature(struct wss_in *in, struct wss_result *res, struct err *err)
 			    "signed");
 		return 0;
 	}
-	wss_swa_bind(in->parts, in->n_parts);
+	wss_in_bind(in);
 	if (wss_in_sig_shape(in->signature, err) < 0 ||
 	    wss_in_signed_info(in, err) < 0 ||
 	    wss_in_coverage(in, err) < 0 || wss_in_verify(in, err) < 0)
@@ -804,13 +781,17 @@ wss_inbound(struct arena *a, xmlDocPtr doc, xmlNodePtr messaging,
 	} else if (wss_ids_index(doc, err) < 0 || wss_in_scan(&in, err) < 0 ||
 	    wss_in_timestamp(&in, err) < 0 ||
 	    wss_in_decrypt(&in, &res.decrypted, err) < 0 ||
-	    wss_in_signature(&in, &res, err) < 0) {
-		goto out;
+	    wss_in_signature(&in, &res, err) < 0 || in.dec.failed) {
+		goto out;   /* dec.failed: AES-CBC, EBMS:0102 deferred */
 	}
 	wss_in_window(&in, &res);
 	*ret = res;
 	rc = 0;
 out:
+	/* issue 10 item 6: after AES-CBC, no failure tells more than
+	 * "decryption failed" until the signature has verified */
+	if (rc != 0 && in.dec.cbc && !res.verified)
+		wss_decrypt_mask(err);
 	wss_swa_unbind();
 	ERR_clear_error();
 	return rc;

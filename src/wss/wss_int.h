@@ -22,7 +22,12 @@
  * (freed on failure).  NULL on failure. */
 xmlSecKeyPtr wss_key_adopt(EVP_PKEY *pkey);
 
-/* ---- wss_decrypt.c: shared cipher helper ---- */
+/* wss_dsig_ctx_new(1) plus what inbound messages need: ECDSA signature
+ * methods, the SwA signature transforms, "cid:" references with
+ * wss_swa_pre_exec, X509Data as the only KeyInfo data.  NULL on failure. */
+struct _xmlSecDSigCtx *wss_dsig_ctx_inbound(void);
+
+/* ---- wss_cipher.c: shared cipher helper ---- */
 
 /* EVP_CipherUpdate over any length in int-sized chunks (encrypting or
  * decrypting, as c was initialised); bytes written to *ret_n.  0 / -1. */
@@ -35,10 +40,27 @@ int wss_evp_update(EVP_CIPHER_CTX *c, unsigned char *out,
  * Called once from wss_global_init() after xmlSecIOCleanupCallbacks(). */
 int wss_swa_init(struct err *err);
 
+/*
+ * What parsing and canonicalising one XML attachment may cost (issue 10
+ * item 3): inbound, the request's maxXmlDepth and maxXmlNodes, the
+ * attributes per element the envelope may have, and what is left of its
+ * requestMemoryBytes budget (0 = no budget).
+ */
+struct wss_swa_limits {
+	size_t max_depth, max_attributes, max_nodes;
+	size_t max_memory;
+};
+
+/* `as4gw push` signing the operator's own files: depth and attributes 256,
+ * 2,000,000 nodes, no budget (wss_swa_xml.c). */
+extern const struct wss_swa_limits wss_swa_send_limits;
+
 /* Bind this thread's cid: resolver (and the SwA transforms) to the parts of
- * the message being verified/decrypted; unbind when done.  Unbound, cid:
- * resolves to nothing. */
-void wss_swa_bind(struct wss_part *parts, size_t n_parts);
+ * the message being verified/decrypted, with the limits for XML parts
+ * (NULL: wss_swa_send_limits); unbind when done.  Unbound, cid: resolves
+ * to nothing. */
+void wss_swa_bind(struct wss_part *parts, size_t n_parts,
+    const struct wss_swa_limits *lim);
 void wss_swa_unbind(void);
 
 /* The part with this Content-ID (from a "cid:" URI, %-decoded), or NULL. */
@@ -47,14 +69,34 @@ struct wss_part *wss_swa_find(const char *uri);
 /*
  * The octets a SwA signature transform digests for part, given the part's
  * data (what cid: served): the canonical content (SwA 1.1 5.4.2: XML types
- * exclusive c14n, other text/ types CRLF line ends, else unchanged),
- * preceded for Attachment-Complete (complete != 0) by the canonical MIME
- * headers (5.4.1) from part->headers (or, when NULL, its Content-ID and
- * Content-Type).  Appended to out; -1 when the part cannot be canonicalized
- * (XML that does not parse or has a DOCTYPE, malformed headers).
+ * exclusive c14n under lim (NULL: wss_swa_send_limits), other text/ types
+ * CRLF line ends, else unchanged), preceded for Attachment-Complete
+ * (complete != 0) by the canonical MIME headers (5.4.1) from part->headers
+ * (or, when NULL, its Content-ID and Content-Type).  Appended to out; -1
+ * when the part cannot be canonicalized (XML that does not parse, has a
+ * DOCTYPE or exceeds lim, malformed headers).
  */
 int wss_swa_canon(const struct wss_part *part, const unsigned char *data,
-    size_t len, int complete, xmlSecBufferPtr out);
+    size_t len, int complete, const struct wss_swa_limits *lim,
+    xmlSecBufferPtr out);
+
+/*
+ * wss_swa_xml.c: SwA 1.1 5.4.2 for XML content: p[0..len) parsed under lim
+ * (the part's copy counted against lim->max_memory, the parse given the
+ * rest) and its exclusive c14n (no comments) appended to out — with next
+ * set, out is handed on to next (push mode, in ctx) in slices as it fills,
+ * else kept, within the budget.  The canonical form is at most 8 times the
+ * input plus 1 MiB.  -1 (reason recorded as an xmlsec error) when the part
+ * does not parse or exceeds a limit.
+ */
+int wss_swa_xml(const unsigned char *p, size_t len,
+    const struct wss_swa_limits *lim, xmlSecBufferPtr out,
+    xmlSecTransformPtr next, xmlSecTransformCtxPtr ctx);
+
+/* The limits for XML parts under policy p (wss_policy.max_xml_*, and its
+ * max_memory less used, the bytes the request's arena already holds). */
+void wss_swa_limits_of(const struct wss_policy *p, size_t used,
+    struct wss_swa_limits *ret);
 
 /*
  * For dsigCtx->referencePreExecuteCallback when cid: references are allowed
@@ -100,6 +142,23 @@ int wss_oaep_run(xmlNodePtr method, xmlSecKeyPtr key, int encrypt,
 
 /* ---- wss_decrypt.c ---- */
 
+/* Does security hold an xenc:EncryptedData whose EncryptionMethod is
+ * AES-CBC (the algorithm URIs only, before any cryptography)?  1 / 0. */
+int wss_decrypt_cbc_listed(const xmlNode *security);
+
+/* What wss_decrypt() did besides succeeding or failing. */
+struct wss_dec_report {
+	size_t n_decrypted;  /* parts decrypted */
+	/* an EncryptedData uses AES-CBC, which authenticates nothing: until
+	 * the signature has verified, every failure is answered as a
+	 * decryption failure (wss_decrypt_mask; issue 10 item 6) */
+	int cbc;
+	/* with cbc: decryption failed — err holds the EBMS:0102 answer and
+	 * the parts what came out; the caller verifies the signature all
+	 * the same and only then answers err */
+	int failed;
+};
+
 /*
  * Decrypt what the Security header encrypts: xenc:EncryptedKey (key transport
  * per pol->algs with pol->decrypt_key) and the xenc:EncryptedData it lists
@@ -107,22 +166,29 @@ int wss_oaep_run(xmlNodePtr method, xmlSecKeyPtr key, int encrypt,
  * Attachment-Content-Only or Attachment-Complete), replacing each part's
  * data (and content_type for Complete).  Algorithms outside pol->algs ->
  * EBMS:0103 (decided from the algorithm URIs before any crypto); every
- * cryptographic or format failure -> EBMS:0102 with one fixed msg and no
- * detail that differs between failures.  *ret_n_decrypted counts parts.
- * Details: only direct children of security are considered; every
- * EncryptedData there must be listed by exactly one EncryptedKey
- * (DataReference "#id", or the bare id AS4.NET writes) and decrypt, else
- * nothing changes; an EncryptedData Type other than the two SwA types ->
- * EBMS:0103, as is an encrypted message when pol->decrypt_key is NULL; the
- * OAEP DigestMethod/MGF need not be in pol->algs (SHA-1 is the default
- * there and harmless) but must be known.  For Attachment-Complete also
- * headers/headers_len become the decrypted MIME header block (its lines
- * with their line ends, without the empty line).  No Security children to
- * decrypt: 0 with *ret_n_decrypted = 0.  doc is not used.
+ * cryptographic or format failure -> EBMS:0102 with one fixed msg, what
+ * failed in err.detail (for the log only).  Details: only direct children
+ * of security are considered; every EncryptedData there must be listed by
+ * exactly one EncryptedKey (DataReference "#id", or the bare id AS4.NET
+ * writes) and decrypt, else nothing changes — but with AES-CBC see
+ * wss_dec_report.failed; an EncryptedData Type other than the two SwA
+ * types -> EBMS:0103, as is an encrypted message when pol->decrypt_key is
+ * NULL; the OAEP DigestMethod/MGF need not be in pol->algs (SHA-1 is the
+ * default there and harmless) but must be known.  For Attachment-Complete
+ * also headers/headers_len become the decrypted MIME header block (its
+ * lines with their line ends, without the empty line).  No Security
+ * children to decrypt: 0 with a zero report.  doc is not used.
  */
 int wss_decrypt(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
     struct wss_part *parts, size_t n_parts, const struct wss_policy *pol,
-    size_t *ret_n_decrypted, struct err *err);
+    struct wss_dec_report *ret, struct err *err);
+
+/* Turn the failure in err into the decryption failure answer (EBMS:0102,
+ * the fixed msg), its msg and detail kept in the log detail: for any
+ * failure after an AES-CBC decryption before the signature verified. */
+void wss_decrypt_mask(struct err *err);
+
+/* ---- wss_cipher.c ---- */
 
 /*
  * Block decryption per XML Encryption 1.1 (5.2): alg_uri xenc11
@@ -134,6 +200,34 @@ int wss_decrypt(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
 int wss_decrypt_cipher(struct arena *a, const char *alg_uri,
     const unsigned char *key, size_t key_len, const unsigned char *in,
     size_t in_len, unsigned char **ret, size_t *ret_len);
+
+/*
+ * wss_decrypt_cipher() with what failed in *ret_why (a static string, for
+ * the log), and an AES-CBC padding that is not valid as 1 — with the
+ * octets, less one block, in *ret / *ret_len all the same (wss_decrypt.c
+ * decides what to do with them).
+ */
+int wss_cipher_block(struct arena *a, const char *alg_uri,
+    const unsigned char *key, size_t key_len, const unsigned char *in,
+    size_t in_len, unsigned char **ret, size_t *ret_len,
+    const char **ret_why);
+
+/* The key length of a block algorithm URI we can run, or 0. */
+size_t wss_cipher_key_len(const char *uri);
+
+/* ---- wss_sigvalue.c ---- */
+
+/*
+ * XML Signature 1.1, 3.2.2 before any reference is dereferenced: the
+ * SignatureValue of signature verified over its ds:SignedInfo (exclusive
+ * c14n without comments, the InclusiveNamespaces PrefixList honoured) with
+ * the public key of cert, by an allowlisted SignatureMethod in algs
+ * (rsa-sha256/384/512, ecdsa-sha256/384) fitting the key.  0 valid; -1
+ * EBMS:0101 with the reason in err.detail.  xmlsec verifies everything
+ * again afterwards; this only makes a forged signature cheap to refuse.
+ */
+int wss_sigvalue_check(struct arena *a, xmlNodePtr signature, X509 *cert,
+    unsigned algs, struct err *err);
 
 /* ---- wss_trust.c ---- */
 

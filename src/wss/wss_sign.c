@@ -335,7 +335,7 @@ wss_sign_run(xmlNodePtr sig, const struct wss_key *key,
 		goto out;
 	ctx->signKey = wss_key_xmlsec(key);
 	if (n_parts > 0)
-		wss_swa_bind(parts, n_parts);
+		wss_swa_bind(parts, n_parts, NULL);
 	if (ctx->signKey == NULL || xmlSecDSigCtxSign(ctx, sig) < 0)
 		goto out;
 	rc = 0;

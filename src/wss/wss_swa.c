@@ -11,7 +11,8 @@
  * The transforms (SwA 1.1 5.4, as Apache WSS4J implements it, which is what
  * Domibus, Holodeck B2B and phase4 sign with):
  *  - Attachment-Content-Signature-Transform: the part's content after MIME
- *    content canonicalization (5.4.2): XML content types exclusive c14n,
+ *    content canonicalization (5.4.2): XML content types exclusive c14n
+ *    (wss_swa_xml.c, under the request's limits bound with the parts),
  *    other text/ types CRLF line ends, everything else unchanged;
  *  - Attachment-Complete-Signature-Transform: the canonical MIME headers
  *    (5.4.1) followed by the canonical content;
@@ -26,9 +27,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <libxml/c14n.h>
-#include <libxml/xmlIO.h>
-
 #include <xmlsec/xmlsec.h>
 #include <xmlsec/base64.h>
 #include <xmlsec/buffer.h>
@@ -40,26 +38,19 @@
 #include "../mime/mime_hdr.h"
 #include "../xml/xml.h"
 
-/* Limits for parsing an XML attachment for its canonical form (the body
- * size limit bounds it too; uncompressed XML payloads can be large). */
-#define WSS_SWA_XML_MAX_DEPTH 256
-#define WSS_SWA_XML_MAX_ATTRS 256
-#define WSS_SWA_XML_MAX_NODES 2000000
-/* Exclusive c14n may repeat namespace declarations on every element: the
- * canonical form may be at most this many times the input, plus slack. */
-#define WSS_SWA_C14N_GROWTH 8
-#define WSS_SWA_C14N_SLACK ((size_t)1 << 20)
 /* One MIME header value, and parameters per Content-Type/-Disposition. */
 #define WSS_SWA_MAX_VALUE 16384
 #define WSS_SWA_MAX_PARAMS 32
 /* Octets a transform handles per step when they are pushed in bulk. */
 #define WSS_SWA_SLICE ((xmlSecSize)64 << 10)
 
-/* The parts cid: resolves to on this thread, and the last one served. */
+/* The parts cid: resolves to on this thread, the last one served, and
+ * what canonicalising an XML part may cost (wss_swa_xml.c). */
 struct wss_swa_binding {
 	struct wss_part *parts;
 	size_t n;
 	const struct wss_part *opened;
+	struct wss_swa_limits lim;
 };
 
 static _Thread_local struct wss_swa_binding wss_swa_tls;
@@ -82,11 +73,13 @@ enum wss_swa_kind { WSS_SWA_RAW, WSS_SWA_TEXT, WSS_SWA_XML };
 
 /* Bind this thread's resolver to the parts of the current message. */
 void
-wss_swa_bind(struct wss_part *parts, size_t n_parts)
+wss_swa_bind(struct wss_part *parts, size_t n_parts,
+    const struct wss_swa_limits *lim)
 {
 	wss_swa_tls.parts = parts;
 	wss_swa_tls.n = parts != NULL ? n_parts : 0;
 	wss_swa_tls.opened = NULL;
+	wss_swa_tls.lim = lim != NULL ? *lim : wss_swa_send_limits;
 }
 
 /* Forget the binding: cid: resolves to nothing again. */
@@ -266,63 +259,6 @@ wss_swa_crlf(const unsigned char *p, size_t len, int *cr,
 	return rc;
 }
 
-/* Where exclusive c14n output goes: out, up to max bytes in total. */
-struct wss_swa_sink {
-	xmlSecBufferPtr out;
-	size_t max;
-};
-
-/* libxml2 output callback appending to the sink, refusing past its cap. */
-static int
-wss_swa_sink_write(void *ctx, const char *buf, int len)
-{
-	struct wss_swa_sink *s = ctx;
-
-	if (len < 0 || xmlSecBufferGetSize(s->out) + (size_t)len > s->max ||
-	    wss_swa_put(s->out, buf, (size_t)len) < 0)
-		return -1;
-	return len;
-}
-
-/*
- * SwA 1.1 5.4.2: XML content is canonicalized with Exclusive XML
- * Canonicalization without comments.  Parsed by the project's hardened
- * parser (no DTD, hence no entity expansion); content that does not parse
- * fails the reference.
- */
-static int
-wss_swa_xml(const unsigned char *p, size_t len, xmlSecBufferPtr out)
-{
-	/* no byte cap or memory count here; any encoding a business
-	 * document may use that keeps the markup ASCII (xml.h) */
-	struct xml_limits lim = { WSS_SWA_XML_MAX_DEPTH,
-		WSS_SWA_XML_MAX_ATTRS, WSS_SWA_XML_MAX_NODES, 0, 0, 1 };
-	struct wss_swa_sink sink = { out, 0 };
-	struct arena *a = arena_new((size_t)64 << 10);
-	xmlOutputBufferPtr ob = NULL;
-	xmlDocPtr doc = NULL;
-	struct err err = { 0 };
-	int rc = -1;
-
-	if (a == NULL || len > (SIZE_MAX - WSS_SWA_C14N_SLACK) /
-	    WSS_SWA_C14N_GROWTH - xmlSecBufferGetSize(out))
-		goto out;
-	sink.max = xmlSecBufferGetSize(out) + len * WSS_SWA_C14N_GROWTH +
-	    WSS_SWA_C14N_SLACK;
-	if (xml_parse(a, (const char *)p, len, &lim, &doc, &err) == -1)
-		goto out;
-	ob = xmlOutputBufferCreateIO(wss_swa_sink_write, NULL, &sink, NULL);
-	if (ob == NULL)
-		goto out;
-	rc = xmlC14NDocSaveTo(doc, NULL, XML_C14N_EXCLUSIVE_1_0, NULL, 0,
-	    ob) < 0 ? -1 : 0;
-	if (xmlOutputBufferClose(ob) < 0)
-		rc = -1;
-out:
-	arena_free(a);
-	return rc;
-}
-
 /* Parameters whose values SwA 5.4.1 (as WSS4J) compares case-insensitively. */
 static int
 wss_swa_lc_param(const char *name)
@@ -489,7 +425,8 @@ out:
 /* The octets a SwA signature transform digests; see wss_int.h. */
 int
 wss_swa_canon(const struct wss_part *part, const unsigned char *data,
-    size_t len, int complete, xmlSecBufferPtr out)
+    size_t len, int complete, const struct wss_swa_limits *lim,
+    xmlSecBufferPtr out)
 {
 	int cr = 0;
 
@@ -497,7 +434,8 @@ wss_swa_canon(const struct wss_part *part, const unsigned char *data,
 		return -1;
 	switch (wss_swa_kind(part->content_type)) {
 	case WSS_SWA_XML:
-		return wss_swa_xml(data, len, out);
+		return wss_swa_xml(data, len, lim != NULL ? lim :
+		    &wss_swa_send_limits, out, NULL, NULL);
 	case WSS_SWA_TEXT:
 		return wss_swa_crlf(data, len, &cr, out);
 	default:
@@ -576,7 +514,12 @@ wss_swa_start(xmlSecTransformPtr t, xmlSecTransformCtxPtr ctx, xmlSecSize n)
 	    wss_swa_headers(st->part, &t->outBuf) < 0)
 		return wss_swa_fail("attachment cannot be canonicalized");
 	/* XML is canonicalized whole: room for the part at once, instead of
-	 * xmlsec doubling (and zeroing) its buffer as the octets come */
+	 * xmlsec doubling (and zeroing) its buffer as the octets come, if the
+	 * request's budget has room for it (wss_swa_xml.c) */
+	if (st->kind == WSS_SWA_XML && wss_swa_tls.lim.max_memory != 0 &&
+	    st->part->len >= wss_swa_tls.lim.max_memory)
+		return wss_swa_fail("XML attachment larger than the request's "
+		    "memory budget");
 	if (st->kind == WSS_SWA_XML && st->part->len <= XMLSEC_SIZE_MAX) {
 		t->inBuf.allocMode = xmlSecAllocModeExact;
 		r = xmlSecBufferSetMaxSize(&t->inBuf,
@@ -589,16 +532,18 @@ wss_swa_start(xmlSecTransformPtr t, xmlSecTransformCtxPtr ctx, xmlSecSize n)
 }
 
 /*
- * Canonical octets of the input p[0..n) into out: text with its line ends
- * made CRLF as it streams, other octets unchanged, XML collected in inBuf
- * (which p may already be) and canonicalized whole when last is set.
+ * Canonical octets of the input p[0..n) into outBuf: text with its line
+ * ends made CRLF as it streams, other octets unchanged, XML collected in
+ * inBuf (which p may already be) and canonicalized whole when last is set
+ * — in push mode (push != NULL) passed on to the next transform in slices
+ * as they come, under the limits bound with the parts.
  */
 static int
 wss_swa_feed(xmlSecTransformPtr t, const xmlSecByte *p, xmlSecSize n,
-    int last, xmlSecBufferPtr out)
+    int last, xmlSecTransformCtxPtr push)
 {
 	struct wss_swa_state *st = wss_swa_state(t);
-	xmlSecBufferPtr in = &t->inBuf;
+	xmlSecBufferPtr in = &t->inBuf, out = &t->outBuf;
 	int rc;
 
 	switch (st->kind) {
@@ -608,7 +553,8 @@ wss_swa_feed(xmlSecTransformPtr t, const xmlSecByte *p, xmlSecSize n,
 		if (!last)
 			return 0;
 		rc = wss_swa_xml(xmlSecBufferGetData(in),
-		    xmlSecBufferGetSize(in), out);
+		    xmlSecBufferGetSize(in), &wss_swa_tls.lim, out,
+		    push != NULL ? t->next : NULL, push);
 		xmlSecBufferEmpty(in);
 		break;
 	case WSS_SWA_TEXT:
@@ -634,7 +580,7 @@ wss_swa_execute(xmlSecTransformPtr t, int last, xmlSecTransformCtxPtr ctx)
 
 	if (r != 0)
 		return r < 0 ? -1 : 0;
-	if (wss_swa_feed(t, xmlSecBufferGetData(in), n, last, &t->outBuf) < 0)
+	if (wss_swa_feed(t, xmlSecBufferGetData(in), n, last, NULL) < 0)
 		return -1;
 	if (wss_swa_state(t)->kind != WSS_SWA_XML &&
 	    xmlSecBufferRemoveHead(in, n) < 0)
@@ -670,7 +616,7 @@ wss_swa_step(xmlSecTransformPtr t, const xmlSecByte *p, xmlSecSize n,
 	if (wss_swa_state(t)->kind == WSS_SWA_RAW &&
 	    xmlSecBufferGetSize(out) == 0)
 		return wss_swa_next(t, p, n, last, ctx);
-	if (wss_swa_feed(t, p, n, last, out) < 0)
+	if (wss_swa_feed(t, p, n, last, ctx) < 0)
 		return -1;
 	rc = wss_swa_next(t, xmlSecBufferGetData(out), xmlSecBufferGetSize(out),
 	    last, ctx);

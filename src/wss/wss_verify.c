@@ -12,8 +12,6 @@
  */
 #include "wss.h"
 
-#include <string.h>
-
 #include <openssl/err.h>
 
 #include <xmlsec/xmlsec.h>
@@ -86,11 +84,9 @@ wss_verify_coverage(xmlDocPtr doc, xmlSecDSigCtxPtr ctx,
 		ref = xmlSecPtrListGetItem(&ctx->signedInfoReferences, i);
 		if (ref == NULL || ref->status != xmlSecDSigStatusSucceeded)
 			return wss_verify_fail(err, "reference not verified");
-		/* plain "#id" only: no XPointer, no escapes that xmlsec and
-		 * wss_id_find() might read differently */
-		if (ref->uri == NULL || ref->uri[0] != '#' ||
-		    strpbrk((const char *)ref->uri + 1, "%'\"() \t\r\n") !=
-		    NULL)
+		/* plain "#NCName" only: no XPointer, no escapes that xmlsec
+		 * and wss_id_find() might read differently */
+		if (!wss_id_ref_ok((const char *)ref->uri))
 			return wss_verify_fail(err, "reference is not \"#id\"");
 		node = wss_id_find(doc, (const char *)ref->uri + 1);
 		if (node == NULL)

@@ -309,7 +309,7 @@ fuzz_wss_canon(const struct wss_part *parts, size_t n, struct err *err)
 	for (i = 0; out != NULL && i < n; i++) {
 		for (complete = 0; complete < 2; complete++) {
 			(void)wss_swa_canon(&parts[i], parts[i].data,
-			    parts[i].len, complete, out);
+			    parts[i].len, complete, NULL, out);
 			xmlSecBufferEmpty(out);
 		}
 	}

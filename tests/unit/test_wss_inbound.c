@@ -456,7 +456,7 @@ sign_message(const struct spec *sp)
 	ctx->signKey = sp->key == K_EC ? xmlSecKeyDuplicate(fx.ec_key) :
 	    wss_key_xmlsec(fx.id[sp->key]);
 	parts_init(parts);
-	wss_swa_bind(parts, 2);
+	wss_swa_bind(parts, 2, NULL);
 	if (xmlSecDSigCtxSign(ctx, sig) != 0)
 		fail_msg("could not sign the test message (sig %d dig %d "
 		    "c14n %d keyvalue %d)", (int)sp->sig, (int)sp->dig,

@@ -306,7 +306,7 @@ test_holodeck_corpus(void **state)
 	assert_string_equal(c.parts[2].content_type, "application/gzip");
 	assert_int_equal(c.parts[1].len, 296385);
 	assert_int_equal(c.parts[2].len, 164);
-	wss_swa_bind(c.parts + 1, c.n - 1);
+	wss_swa_bind(c.parts + 1, c.n - 1, NULL);
 	assert_int_equal(verify(c.doc, c.key, &bad), 0);
 	assert_int_equal(bad, 0);
 	/* flip one byte of the second attachment: its reference (#4) fails */
@@ -339,7 +339,7 @@ test_issuerserial_corpus(void **state)
 		testutil_skip("../shared corpus (as4-encrypted-signed-"
 		    "issuerserial.as4) not found");
 	assert_int_equal(c.n, 3);
-	wss_swa_bind(c.parts + 1, c.n - 1);
+	wss_swa_bind(c.parts + 1, c.n - 1, NULL);
 	assert_int_equal(verify(c.doc, c.key, &bad), 1);
 	assert_first_bad(bad, 2);
 	for (i = 0; i < 2; i++) {
@@ -422,7 +422,7 @@ sign_uris(struct wss_part *parts, size_t n, const char *const *uris,
 		if (t != NULL)
 			assert_non_null(xmlSecTmplReferenceAddTransform(ref, t));
 	}
-	wss_swa_bind(parts, n);
+	wss_swa_bind(parts, n, NULL);
 	ctx = swa_ctx(0, test_key);
 	if (xmlSecDSigCtxSign(ctx, sig) == 0) {
 		xmlDocDumpMemory(doc, &out, &size);
@@ -448,7 +448,7 @@ verify_xml(const char *xml, struct wss_part *parts, size_t n, unsigned *bad)
 	err_clear(&err);
 	assert_int_equal(xml_parse(a, xml, strlen(xml), NULL, &doc, &err), 0);
 	assert_int_equal(wss_ids_index(doc, &err), 0);
-	wss_swa_bind(parts, n);
+	wss_swa_bind(parts, n, NULL);
 	rc = verify(doc, test_key, bad);
 	wss_swa_unbind();
 	arena_free(a);
@@ -568,7 +568,7 @@ test_find(void **state)
 	parts[2].content_id = "dup";
 	parts[3].content_id = "plain@x";
 	assert_null(wss_swa_find("cid:plain@x")); /* unbound */
-	wss_swa_bind(parts, 5);
+	wss_swa_bind(parts, 5, NULL);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (cases[i].want < 0)
 			assert_null(wss_swa_find(cases[i].uri));
@@ -623,7 +623,7 @@ test_resolver(void **state)
 	(void)state;
 	make_parts(parts);
 	assert_int_equal(fetch("cid:p3@t", NULL, NULL, NULL), -1);
-	wss_swa_bind(parts, 3);
+	wss_swa_bind(parts, 3, NULL);
 	for (i = 0; i < sizeof(never) / sizeof(never[0]); i++)
 		assert_int_equal(fetch(never[i], NULL, NULL, NULL), -1);
 	len = sizeof(out);
@@ -820,7 +820,7 @@ test_canon(void **state)
 		out = xmlSecBufferCreate(0);
 		assert_non_null(out);
 		rc = wss_swa_canon(&part, (const unsigned char *)c->in,
-		    strlen(c->in), c->complete, out);
+		    strlen(c->in), c->complete, NULL, out);
 		if (c->want == NULL) {
 			if (rc != -1)
 				fail_msg("case %zu: canonicalized", i);
@@ -852,7 +852,7 @@ test_canon_synthesised(void **state)
 	part.content_id = "p@x";
 	part.content_type = "Application/Octet-Stream";
 	assert_int_equal(wss_swa_canon(&part, (const unsigned char *)"ab", 2,
-	    1, out), 0);
+	    1, NULL, out), 0);
 	assert_int_equal(xmlSecBufferGetSize(out), sizeof(want) - 1);
 	assert_memory_equal(xmlSecBufferGetData(out), want, sizeof(want) - 1);
 	xmlSecBufferDestroy(out);
@@ -883,11 +883,11 @@ test_canon_empty(void **state)
 	part.content_id = "p@x";
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		part.content_type = types[i];
-		assert_int_equal(wss_swa_canon(&part, NULL, 0, 0, out), 0);
+		assert_int_equal(wss_swa_canon(&part, NULL, 0, 0, NULL, out), 0);
 		assert_int_equal(xmlSecBufferGetSize(out), 0);
 	}
 	part.content_type = "text/plain";
-	assert_int_equal(wss_swa_canon(&part, NULL, 0, 1, out), 0);
+	assert_int_equal(wss_swa_canon(&part, NULL, 0, 1, NULL, out), 0);
 	assert_int_equal(xmlSecBufferGetSize(out), sizeof(want) - 1);
 	assert_memory_equal(xmlSecBufferGetData(out), want, sizeof(want) - 1);
 	xmlSecBufferDestroy(out);
@@ -922,13 +922,13 @@ test_canon_growth_cap(void **state)
 	memset(&part, 0, sizeof(part));
 	part.content_type = "application/xml";
 	assert_int_equal(wss_swa_canon(&part, (const unsigned char *)doc,
-	    (size_t)(p - doc), 0, out), -1);
+	    (size_t)(p - doc), 0, NULL, out), -1);
 	/* 500 children fit: about 0.5 MiB */
 	xmlSecBufferEmpty(out);
 	p = doc + 1018 + 500 * 6;
 	p += sprintf(p, "</r>");
 	assert_int_equal(wss_swa_canon(&part, (const unsigned char *)doc,
-	    (size_t)(p - doc), 0, out), 0);
+	    (size_t)(p - doc), 0, NULL, out), 0);
 	assert_true(xmlSecBufferGetSize(out) > 500 * 1000);
 	xmlSecBufferDestroy(out);
 	free(doc);
@@ -995,14 +995,14 @@ assert_streams_like_canon(struct wss_part *parts, size_t n, size_t p)
 	assert_non_null(want);
 	assert_non_null(got);
 	(void)snprintf(uri, sizeof(uri), "cid:%s", parts[p].content_id);
-	wss_swa_bind(parts, n);
+	wss_swa_bind(parts, n, NULL);
 	for (complete = 0; complete <= 1; complete++) {
 		xmlSecTransformId t = complete ? wss_swa_complete_sig_id() :
 		    wss_swa_content_sig_id();
 
 		xmlSecBufferEmpty(want);
 		assert_int_equal(wss_swa_canon(&parts[p], parts[p].data,
-		    parts[p].len, complete, want), 0);
+		    parts[p].len, complete, NULL, want), 0);
 		assert_int_equal(fetch_all(uri, t, got), 0);
 		assert_int_equal(xmlSecBufferGetSize(got),
 		    xmlSecBufferGetSize(want));
