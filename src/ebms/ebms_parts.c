@@ -18,7 +18,10 @@
 
 /*
  * AS4 3.1: only attachments are compressed, with CompressionType
- * application/gzip and a MimeType property giving the original type.
+ * application/gzip and a MimeType property giving the original type.  A
+ * compressed part without MimeType cannot be decompressed into anything
+ * known: EBMS:0303 DecompressionFailure (AS4.NET's conformance suite
+ * expects that code; issue 10 item 10).
  */
 static int
 ebms_check_compression(const struct ebms_part *part, size_t i,
@@ -34,7 +37,7 @@ ebms_check_compression(const struct ebms_part *part, size_t i,
 		    "payload %zu: a SOAP Body payload cannot be compressed",
 		    i + 1);
 	if (part->mime_type == NULL || part->mime_type[0] == '\0')
-		return err_set(err, ERR_EBMS, "EBMS:0003",
+		return err_set(err, ERR_EBMS, "EBMS:0303",
 		    "payload %zu: compressed payload without MimeType property",
 		    i + 1);
 	return 0;

@@ -171,6 +171,23 @@ gateway_check_headers(const struct soap_env *env, struct err *err)
 }
 
 /*
+ * A decrypted part without a MimeType property is stored with the media type
+ * its encryption declares (XML Encryption 1.1 3.1 EncryptedData/@MimeType,
+ * or the Content-Type inside an Attachment-Complete plaintext), not as the
+ * ciphertext part's application/octet-stream (issue 10 item 11).
+ */
+static void
+gateway_decrypted_type(struct arena *a, struct ebms_part *p,
+    const struct wss_part *wp)
+{
+	struct mime_ct ct;
+
+	if (wp->decrypted && p->mime_type == NULL && wp->content_type != NULL &&
+	    mime_ct_parse(a, wp->content_type, &ct) == 0)
+		p->media_type = ct.type;
+}
+
+/*
  * WS-Security under the leg's policy (issue 3): decrypt the attachments,
  * verify the signature over eb:Messaging, the Body and every attachment,
  * then put the final bytes back into the UserMessage's parts and gunzip
@@ -208,6 +225,7 @@ gateway_secure(const struct gateway *gw, struct arena *a,
 			continue;
 		um->parts[i].data = parts[n].data;
 		um->parts[i].len = parts[n].len;
+		gateway_decrypted_type(a, &um->parts[i], &parts[n]);
 		n++;
 	}
 	return payload_decompress(a, um, &gw->payload_limits, err);

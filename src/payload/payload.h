@@ -106,7 +106,7 @@ void payload_limits_default(struct payload_limits *lim);
  * with an empty one) are left as they are.
  *  - CompressionType other than application/gzip  -> EBMS:0303
  *  - compressed payload in the SOAP Body           -> EBMS:0003
- *  - no (or an empty) MimeType property            -> EBMS:0003
+ *  - no (or an empty) MimeType property            -> EBMS:0303
  *  - empty data, not gzip, corrupt deflate data, bad CRC-32 or length,
  *    truncated, trailing bytes after the last member, a size or ratio cap
  *    exceeded, the arena budget exhausted          -> EBMS:0303

@@ -233,9 +233,10 @@ payload_gzip_check(const struct ebms_part *part, size_t i, struct err *err)
 	if (part->content_id == NULL)
 		return err_set(err, ERR_EBMS, "EBMS:0003", "payload %zu: a SOAP "
 		    "Body payload cannot be compressed", i + 1);
-	/* AS4 3.1 packaging requirements: MimeType is REQUIRED */
+	/* AS4 3.1 packaging requirements: MimeType is REQUIRED; without it
+	 * nothing known comes out: DecompressionFailure (issue 10 item 10) */
 	if (part->mime_type == NULL || part->mime_type[0] == '\0')
-		return err_set(err, ERR_EBMS, "EBMS:0003", "payload %zu: "
+		return err_set(err, ERR_EBMS, "EBMS:0303", "payload %zu: "
 		    "compressed payload without MimeType property", i + 1);
 	return 0;
 }

@@ -688,7 +688,7 @@ static const struct bind_case bind_cases[] = {
 	{"compressed", PAY(PI("href='cid:p1@x'", MT("application/xml")
 	    CT("application/gzip"))), "", 2, 1, NULL, "hello", "application/xml"},
 	{"compressed without mime type", PAY(PI("href='cid:p1@x'",
-	    CT("application/gzip"))), "", 2, 1, "EBMS:0003", NULL, NULL},
+	    CT("application/gzip"))), "", 2, 1, "EBMS:0303", NULL, NULL},
 	{"unknown compression", PAY(PI("href='cid:p1@x'", MT("application/xml")
 	    CT("application/zip"))), "", 2, 1, "EBMS:0303", NULL, NULL},
 	{"compressed body payload", PAY(PI("", MT("application/xml")

@@ -597,11 +597,11 @@ test_gzip_packaging(void **state)
 		gz_refuse(&m, NULL, "EBMS:0303", "unsupported CompressionType");
 	}
 	gz_msg_init(&m, z, zlen);
-	m.parts[0].mime_type = NULL;
-	gz_refuse(&m, NULL, "EBMS:0003", "without MimeType");
+	m.parts[0].mime_type = NULL;   /* issue 10 item 10: 0303 */
+	gz_refuse(&m, NULL, "EBMS:0303", "without MimeType");
 	gz_msg_init(&m, z, zlen);
 	m.parts[0].mime_type = "";
-	gz_refuse(&m, NULL, "EBMS:0003", "without MimeType");
+	gz_refuse(&m, NULL, "EBMS:0303", "without MimeType");
 	gz_msg_init(&m, z, zlen);
 	m.parts[0].href = NULL;       /* a SOAP Body payload */
 	m.parts[0].content_id = NULL;

@@ -79,7 +79,8 @@ enum ts { TS_NONE = 0, TS_GOOD, TS_EXPIRED, TS_FUTURE, TS_BACKWARDS,
 /* Policy variants. */
 enum pol { P_DEFAULT = 0, P_ENC_REQUIRED, P_ENC_NEVER, P_SIGN_NEVER,
 	P_SIGN_OPTIONAL, P_NO_RSA_SHA256, P_FUTURE, P_PAST, P_NO_TRUST,
-	P_MAX_REFS_3, P_ONLY_ENC, P_EC, P_EC_NO_ECDSA, P_ATTACKER_BOUND };
+	P_MAX_REFS_3, P_ONLY_ENC, P_EC, P_EC_NO_ECDSA, P_ATTACKER_BOUND,
+	P_XML_NODES_1, P_XML_DEPTH_1, P_XML_MEMORY_1 };
 
 struct spec {
 	unsigned refs;        /* 0 = R_ALL */
@@ -310,6 +311,9 @@ policy(enum pol v, struct wss_policy *p)
 		    WSS_SIG_ECDSA_SHA384);
 		break;
 	case P_ATTACKER_BOUND: p->trust = fx.trust_attacker; break;
+	case P_XML_NODES_1: p->max_xml_nodes = 1; break;
+	case P_XML_DEPTH_1: p->max_xml_depth = 1; break;
+	case P_XML_MEMORY_1: p->max_memory = 1; break;
 	default: break;
 	}
 }
@@ -913,6 +917,13 @@ static const struct tcase tampered[] = {
 	{ "encrypted message on a leg without encryption", "</wsse:Security>",
 	    "<xenc:EncryptedKey xmlns:xenc=\"" NS_XENC "\"/></wsse:Security>",
 	    P_ENC_NEVER, "EBMS:0103" },
+	/* issue 10 item 8: "#" + NCName only ('^' is XPointer's escape) */
+	{ "8 caret in a reference", "URI=\"#body-1\"", "URI=\"#body^-1\"",
+	    P_DEFAULT, "EBMS:0103" },
+	{ "8 reference not starting with a letter", "URI=\"#body-1\"",
+	    "URI=\"#1body\"", P_DEFAULT, "EBMS:0103" },
+	{ "8 colon in a reference", "URI=\"#body-1\"", "URI=\"#b:ody\"",
+	    P_DEFAULT, "EBMS:0103" },
 };
 
 /* Each edit of a valid message, with its code. */
@@ -1042,6 +1053,115 @@ test_attachment_flipped(void **state)
 	r.n_parts = 1;
 	assert_int_equal(process(a, xml, &r), -1);
 	assert_string_equal(r.err.ebms_code, "EBMS:0101");
+	arena_free(a);
+	free(xml);
+}
+
+/* Issue 10 item 8: an Id with '^' named by "#" + that Id (the ID index
+ * finds it; xmlsec's XPointer would unescape "^^" to "^") is refused. */
+static void
+test_id_reference_ncname(void **state)
+{
+	char *xml = sign_default();
+
+	(void)state;
+	xml = tamper(xml, "wsu:Id=\"body-1\"", "wsu:Id=\"body^^-1\"");
+	xml = tamper(xml, "URI=\"#body-1\"", "URI=\"#body^^-1\"");
+	expect("8 id with carets", xml, P_DEFAULT, "EBMS:0103");
+	free(xml);
+}
+
+/* Issue 10 item 6: AES-CBC authenticates nothing, so CBC-encrypted
+ * payloads without a signature are refused before any cryptography, even
+ * where signing is optional. */
+static void
+test_cbc_unsigned(void **state)
+{
+	struct arena *a = arena_new(0);
+	char *xml = sign_default(), *sec = slice(xml, "<wsse:Security",
+	    "</wsse:Security>");
+	struct run r;
+
+	(void)state;
+	xml = tamper(xml, sec, "<wsse:Security><xenc:EncryptedData xmlns:xenc="
+	    "\"" NS_XENC "\"><xenc:EncryptionMethod Algorithm=\"" NS_XENC
+	    "aes128-cbc\"/></xenc:EncryptedData></wsse:Security>");
+	run_init(&r, P_SIGN_OPTIONAL);
+	assert_int_equal(process(a, xml, &r), -1);
+	assert_string_equal(r.err.ebms_code, "EBMS:0103");
+	assert_non_null(strstr(r.err.msg, "AES-CBC"));
+	arena_free(a);
+	free(sec);
+	free(xml);
+}
+
+/* Issue 10 item 3: a forged SignatureValue is refused before a single
+ * reference is dereferenced: an XML attachment that would not even parse
+ * is never looked at (the reason names the SignatureValue, not the part). */
+static void
+test_signature_value_first(void **state)
+{
+	static const char broken[] = "<x:Doc xmlns:x=\"urn:x\">one</x:Do";
+	struct arena *a = arena_new(0);
+	char *xml = sign_default(), *sv, *p, orig;
+	struct run r;
+
+	(void)state;
+	sv = strstr(xml, "<ds:SignatureValue>");
+	assert_non_null(sv);
+	p = sv + strlen("<ds:SignatureValue>") + 10;
+	orig = *p;
+	*p = orig == 'A' ? 'B' : 'A';
+	run_init(&r, P_DEFAULT);
+	r.parts[0].data = (const unsigned char *)broken;
+	r.parts[0].len = strlen(broken);
+	assert_int_equal(process(a, xml, &r), -1);
+	assert_string_equal(r.err.ebms_code, "EBMS:0101");
+	assert_non_null(strstr(r.err.detail, "SignatureValue does not verify"));
+	assert_null(strstr(r.err.detail, "XML attachment"));
+	/* the same part under the genuine signature: xmlsec gets to it */
+	*p = orig;
+	run_init(&r, P_DEFAULT);
+	r.parts[0].data = (const unsigned char *)broken;
+	r.parts[0].len = strlen(broken);
+	assert_int_equal(process(a, xml, &r), -1);
+	assert_string_equal(r.err.ebms_code, "EBMS:0101");
+	if (strstr(r.err.detail, "XML attachment refused") == NULL)
+		fail_msg("%s", r.err.detail);
+	arena_free(a);
+	free(xml);
+}
+
+/* Issue 10 item 3: an XML attachment is parsed under the policy's (the
+ * request's) limits: nodes, depth and memory; the valid message passes
+ * under the defaults. */
+static void
+test_xml_attachment_limits(void **state)
+{
+	static const enum pol pols[] = { P_XML_NODES_1, P_XML_DEPTH_1,
+		P_XML_MEMORY_1 };
+	static const char *const why[] = { "XML too complex",
+		"XML too complex", "memory budget" };
+	struct arena *a = arena_new(0);
+	char *xml = sign_default(), *two;
+	struct run r;
+	size_t i;
+
+	(void)state;
+	expect("defaults", xml, P_DEFAULT, NULL);
+	two = tamper(strdup(part1), "one", "<x:In>one</x:In>");
+	for (i = 0; i < sizeof(pols) / sizeof(pols[0]); i++) {
+		run_init(&r, pols[i]);
+		if (pols[i] == P_XML_DEPTH_1)   /* the root alone is depth 1 */
+			r.parts[0].data = (const unsigned char *)two;
+		if (pols[i] == P_XML_DEPTH_1)
+			r.parts[0].len = strlen(two);
+		assert_int_equal(process(a, xml, &r), -1);
+		assert_string_equal(r.err.ebms_code, "EBMS:0101");
+		if (strstr(r.err.detail, why[i]) == NULL)
+			fail_msg("%zu: %s", i, r.err.detail);
+	}
+	free(two);
 	arena_free(a);
 	free(xml);
 }
@@ -1257,6 +1377,10 @@ main(void)
 		cmocka_unit_test(test_signature_shape),
 		cmocka_unit_test(test_too_many_references),
 		cmocka_unit_test(test_attachment_flipped),
+		cmocka_unit_test(test_signature_value_first),
+		cmocka_unit_test(test_cbc_unsigned),
+		cmocka_unit_test(test_id_reference_ncname),
+		cmocka_unit_test(test_xml_attachment_limits),
 		cmocka_unit_test(test_corpus_holodeck),
 		cmocka_unit_test(test_corpus_encrypted_signed),
 	};
