@@ -436,6 +436,33 @@ def test_encrypted_only_leg_gets_a_plain_receipt(gw, pki, payloads, tmp_path):
     check_envelope(env, list(atts), signed=False)
 
 
+def test_encrypted_part_without_mimetype_stored_with_its_declared_type(gw, pki, payloads,
+                                                                       tmp_path):
+    """Issue 10 item 11: a decrypted part whose PartProperties carry no
+    MimeType is stored with the media type its EncryptedData declares
+    (@MimeType; XML Encryption 1.1 3.1), not as the ciphertext part's
+    application/octet-stream.  (The encrypted-only leg: no signature to
+    keep valid while the property is taken out.)"""
+    mid = new_id()
+    saved = tmp_path / 'request.mime'
+    p = push(f'http://127.0.0.1:{free_port()}/as4', pki, mid, '--save-request', saved,
+             '--connect-timeout', '2', action='urn:as4gw:dev:EncryptedOnly',
+             payloads=payloads, encrypt='gateway')
+    assert saved.exists(), p.stderr
+    ct = open(f'{saved}.ct').read().strip()
+    body = saved.read_bytes()
+    body, n = re.subn(rb'<eb:PartProperties><eb:Property name="MimeType">[^<]*</eb:Property>'
+                      rb'</eb:PartProperties>', b'', body)
+    assert n == 2, body[:2000]
+    env, atts = saved_request(saved)
+    assert [h['content-type'] for h, _ in atts.values()] == ['application/octet-stream'] * 2
+    ans = gw.post(ct, body)
+    assert ans.status == 200 and ans.is_receipt, ans
+    rows = stored_payloads(gw.store, mid)
+    assert [r[0] for r in rows] == [XML_PAYLOAD, BIN_PAYLOAD]
+    assert [r[1] for r in rows] == ['application/xml', 'application/octet-stream'], rows
+
+
 def test_encrypted_message_to_a_leg_that_never_encrypts_is_refused(gw, pki, payloads):
     mid = new_id()
     p = push(gw.url, pki, mid, action='urn:as4gw:dev:Deliver', payloads=payloads,
