@@ -6,13 +6,14 @@
  * The attachment is parsed whole by the project's hardened parser (no DTD,
  * no entities, no network) with the request's maxXmlDepth and maxXmlNodes,
  * into an arena whose budget is what the request has left of
- * requestMemoryBytes after the part's own copy; the canonical octets go
- * straight on to the next transform (the digest) in slices instead of
- * piling up, and are capped at WSS_SWA_XML_GROWTH times the input, which
- * keeps the work linear in the part's size (exclusive c14n repeats a
- * namespace declaration on every element that uses it, so a crafted
- * document could otherwise grow without bound).  `as4gw push` signs its
- * own files with the generous wss_swa_send_limits.
+ * requestMemoryBytes after the part's own copy, and only when the most
+ * such a parse can cost (WSS_SWA_XML_NODE_COST per node) fits.  The
+ * canonical octets go straight on to the next transform (the digest) in
+ * slices instead of piling up, and are capped at WSS_SWA_XML_GROWTH times
+ * the input, which keeps the work linear in the part's size (exclusive
+ * c14n repeats a namespace declaration on every element that uses it, so
+ * a crafted document could otherwise grow without bound).  `as4gw push`
+ * signs its own files with the generous wss_swa_send_limits.
  */
 #include "wss_int.h"
 
@@ -34,6 +35,11 @@
 #define WSS_SWA_XML_SLACK ((size_t)1 << 20)
 /* Canonical octets passed on to the next transform at a time. */
 #define WSS_SWA_XML_SLICE ((xmlSecSize)64 << 10)
+/* A parse costs at most this per node (libxml2 2.9 on 64 bits: an element
+ * node 120 octets, an attribute 96 plus its text node, dictionary and
+ * namespace entries) plus twice the input (text and names copied); there
+ * are at most max_nodes nodes, and no more than one per two input octets. */
+#define WSS_SWA_XML_NODE_COST ((size_t)256)
 
 /* What `as4gw push` allows itself when it signs the operator's files. */
 const struct wss_swa_limits wss_swa_send_limits = {
@@ -108,6 +114,18 @@ wss_swa_xml_write(void *ctx, const char *p, int len)
 	return len;
 }
 
+/* The most a parse of len octets under lim can cost (saturating). */
+static size_t
+wss_swa_xml_cost(size_t len, const struct wss_swa_limits *lim)
+{
+	size_t nodes = len / 2 < lim->max_nodes ? len / 2 : lim->max_nodes;
+
+	if (nodes > SIZE_MAX / WSS_SWA_XML_NODE_COST / 2 ||
+	    len > SIZE_MAX / 8)
+		return SIZE_MAX;
+	return nodes * WSS_SWA_XML_NODE_COST + 2 * len;
+}
+
 /* The cap on canonical octets: linear in len, and when they are kept in
  * memory (no next transform) within what the budget leaves. */
 static size_t
@@ -136,9 +154,13 @@ wss_swa_xml(const unsigned char *p, size_t len,
 	struct err e = { 0 };
 	int rc = -1;
 
-	if (lim->max_memory != 0 && len >= lim->max_memory)
-		return wss_swa_xml_fail("larger than the request's memory "
-		    "budget", NULL);
+	/* the part's copy and the worst its parse can cost must fit what the
+	 * request has left (the parser's own allocations are not the
+	 * arena's: decided before parsing) */
+	if (lim->max_memory != 0 && (len >= lim->max_memory ||
+	    wss_swa_xml_cost(len, lim) > lim->max_memory - len))
+		return wss_swa_xml_fail("its parse could exceed the request's "
+		    "memory budget", NULL);
 	sink.max = wss_swa_xml_cap(len, lim, next == NULL);
 	xml_limits_default(&xl);   /* whatever else xml_parse may limit */
 	xl.max_depth = lim->max_depth;

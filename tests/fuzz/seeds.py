@@ -147,6 +147,60 @@ def hostile_envelopes():
     ]
 
 
+WSSE = 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd'
+XENC = 'http://www.w3.org/2001/04/xmlenc#'
+DS = 'http://www.w3.org/2000/09/xmldsig#'
+
+
+def with_security(root, security):
+    """root (an envelope()) with a wsse:Security header block holding security."""
+    return root.replace(b'<S12:Header>', b'<S12:Header><wsse:Security xmlns:wsse="' +
+                        WSSE.encode() + b'">' + security + b'</wsse:Security>', 1)
+
+
+def issue10_messages():
+    """Seeds for the hostile-input classes of issue 10 (NEGATIVE-CASES-EXTRA):
+    XML attachment floods (comments, PIs, elements, depth) that a SwA
+    content transform parses under the request's limits ("sign:" signs them);
+    an AES-CBC EncryptedData, unsigned and under a signature whose
+    SignatureValue is not valid (checked before any reference is
+    dereferenced); a "#id" reference with XPointer's '^' escape."""
+    one = envelope(['p1@fuzz'])
+    flood = b'<r>' + b'<a/><!---->' * 300 + b'<?p x?>' * 50 + b'text' * 20 + b'</r>'
+    deep = b'<a>' * 100 + b'x' + b'</a>' * 100
+    cbc = (b'<xenc:EncryptedKey xmlns:xenc="' + XENC.encode() + b'" Id="EK-1">'
+           b'<xenc:EncryptionMethod Algorithm="http://www.w3.org/2009/xmlenc11#rsa-oaep"/>'
+           b'<xenc:CipherData><xenc:CipherValue>AAAA</xenc:CipherValue></xenc:CipherData>'
+           b'<xenc:ReferenceList><xenc:DataReference URI="#ED-1"/></xenc:ReferenceList>'
+           b'</xenc:EncryptedKey><xenc:EncryptedData xmlns:xenc="' + XENC.encode() +
+           b'" Id="ED-1" Type="http://docs.oasis-open.org/wss/oasis-wss-SwAProfile-1.1#'
+           b'Attachment-Content-Only" MimeType="application/xml">'
+           b'<xenc:EncryptionMethod Algorithm="' + XENC.encode() + b'aes128-cbc"/>'
+           b'<xenc:CipherData><xenc:CipherReference URI="cid:p1@fuzz"><xenc:Transforms>'
+           b'<ds:Transform xmlns:ds="' + DS.encode() + b'" Algorithm="http://docs.oasis-open.org'
+           b'/wss/oasis-wss-SwAProfile-1.1#Attachment-Ciphertext-Transform"/></xenc:Transforms>'
+           b'</xenc:CipherReference></xenc:CipherData></xenc:EncryptedData>')
+    sig = (b'<ds:Signature xmlns:ds="' + DS.encode() + b'"><ds:SignedInfo>'
+           b'<ds:CanonicalizationMethod Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/>'
+           b'<ds:SignatureMethod Algorithm="http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"/>'
+           b'<ds:Reference URI="#{ref}"><ds:Transforms><ds:Transform Algorithm='
+           b'"http://www.w3.org/2001/10/xml-exc-c14n#"/></ds:Transforms>'
+           b'<ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"/>'
+           b'<ds:DigestValue>AAAA</ds:DigestValue></ds:Reference></ds:SignedInfo>'
+           b'<ds:SignatureValue>AAAA</ds:SignatureValue>' + OUR_KEYINFO + b'</ds:Signature>')
+    caret = with_security(one.replace(b'wsu:Id="body-1"', b'wsu:Id="body^^1"'),
+                          sig.replace(b'{ref}', b'body^^1'))
+    return [
+        multipart(one, [('p1@fuzz', 'application/xml', flood, 'binary')]),
+        multipart(one, [('p1@fuzz', 'text/xml', deep, 'binary')]),
+        multipart(with_security(one, cbc), [('p1@fuzz', 'application/octet-stream',
+                                             bytes(range(48)), 'binary')]),
+        multipart(with_security(one, cbc + sig.replace(b'{ref}', b'body-1')),
+                  [('p1@fuzz', 'application/octet-stream', bytes(range(48)), 'binary')]),
+        multipart(caret, [('p1@fuzz', 'application/xml', b'<a/>', 'binary')]),
+    ]
+
+
 def unfold_headers(raw):
     """Header block bytes -> {lower-case name: unfolded value}."""
     out = {}
@@ -370,6 +424,8 @@ WSS_TOKENS = ENVELOPE_TOKENS + [
     'EncryptedKey', 'EncryptedData', 'EncryptionMethod', 'CipherData', 'CipherValue',
     'CipherReference', 'ReferenceList', 'DataReference', 'Created', 'Expires', 'Algorithm',
     'InclusiveNamespaces', 'PrefixList', 'sign:', 'sign+encrypt:', 'canon:',
+    'http://www.w3.org/2001/04/xmlenc#aes128-cbc', 'http://www.w3.org/2001/04/xmlenc#aes256-cbc',
+    '<!---->', '<?p x?>', '^', '^^', 'MimeType=',
     'sign+encrypt-complete:',
     'Content-Description: ', 'Content-Disposition: ', 'Content-Location: ', '=?utf-8?q?',
     '=?utf-8?b?', '?=', 'filename*=', "UTF-8''", 'name*0=', '(comment)', 
@@ -409,7 +465,7 @@ def main():
     seeds = Seeds(sys.argv[1])
     shared = os.environ.get('AS4GW_SHARED') or os.path.join(os.path.dirname(TOP), 'shared')
     corpus = os.path.join(shared, 'corpus')
-    for ct, body in generated_messages():
+    for ct, body in generated_messages() + issue10_messages():
         add_message(seeds, ct, body, signed=False)
     for env in hostile_envelopes():
         seeds.add('envelope', env)

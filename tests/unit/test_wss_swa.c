@@ -934,6 +934,49 @@ test_canon_growth_cap(void **state)
 	free(doc);
 }
 
+/* Issue 10 item 3: an XML part is canonicalized under the limits given
+ * (inbound: the request's), not under fixed ones: depth, nodes, and the
+ * memory budget, which must hold the part's copy and the most its parse
+ * can cost (256 octets a node, at most one node per two octets). */
+static void
+test_canon_limits(void **state)
+{
+	static const struct {
+		struct wss_swa_limits lim;
+		int ok;
+	} cases[] = {
+		{ { 64, 64, 100000, 0 }, 1 },
+		{ { 2, 64, 100000, 0 }, 0 },             /* depth 3 */
+		{ { 3, 64, 100000, 0 }, 1 },
+		{ { 64, 64, 2000, 0 }, 0 },              /* 2001+ elements */
+		{ { 64, 64, 100000, 64 << 20 }, 1 },
+		{ { 64, 64, 100000, 512 << 10 }, 0 },    /* 4009 nodes * 256 */
+		{ { 64, 64, 100000, 8000 }, 0 },         /* not even the copy */
+	};
+	struct wss_part part;
+	xmlSecBufferPtr out = xmlSecBufferCreate(0);
+	char doc[16384], *p = doc;
+	size_t i, len;
+	int rc;
+
+	(void)state;
+	p += sprintf(p, "<r><s><t/></s>");
+	for (i = 0; i < 2000; i++)
+		p += sprintf(p, "<a/>");
+	p += sprintf(p, "</r>");
+	len = (size_t)(p - doc);
+	memset(&part, 0, sizeof(part));
+	part.content_type = "application/xml";
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		xmlSecBufferEmpty(out);
+		rc = wss_swa_canon(&part, (const unsigned char *)doc, len, 0,
+		    &cases[i].lim, out);
+		if (rc != (cases[i].ok ? 0 : -1))
+			fail_msg("case %zu: rc %d", i, rc);
+	}
+	xmlSecBufferDestroy(out);
+}
+
 /* ---- streaming: the transforms against wss_swa_canon() ---- */
 
 /* What transform t makes of the bound cid: uri through the resolver
@@ -1133,6 +1176,7 @@ main(void)
 		cmocka_unit_test(test_canon_synthesised),
 		cmocka_unit_test_teardown(test_canon_empty, unbind),
 		cmocka_unit_test(test_canon_growth_cap),
+		cmocka_unit_test(test_canon_limits),
 		cmocka_unit_test_teardown(test_stream_canon, unbind),
 		cmocka_unit_test_teardown(test_stream_roundtrip_large, unbind),
 	};
