@@ -2,7 +2,7 @@
  * wss_cipher.c — block decryption per XML Encryption 1.1 (5.2): AES-GCM
  * (IV || ciphertext || tag) and AES-CBC (IV || ciphertext, the last
  * plaintext octet the padding length) on OpenSSL EVP, for wss_decrypt.c;
- * the EVP update loop is shared with the encryption in wss_oaep.c.
+ * the EVP update loop is shared with the encryption in src/sender/.
  * Policy is the caller's business; so is what to do with a bad CBC
  * padding (wss_decrypt.c answers it only after the signature was checked:
  * a padding oracle otherwise, issue 10 item 6).
