@@ -54,6 +54,7 @@ gateway_leg_init(const struct gateway *gw, const struct pmode_leg *leg,
 	/* XML attachments: the request's limits (issue 10 item 3) */
 	p->max_xml_depth = c->limits.max_xml_depth;
 	p->max_xml_nodes = c->limits.max_xml_nodes;
+	p->max_xml_attributes = c->limits.max_xml_attributes;
 	p->max_memory = c->limits.request_memory_bytes;
 	if (leg->n_signer_certs > 0 &&
 	    wss_trust_new((const char *const *)leg->signer_certs,

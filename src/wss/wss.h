@@ -208,10 +208,10 @@ struct wss_policy {
 	unsigned max_references;         /* default 30 */
 	unsigned max_transforms;         /* per reference, default 5 */
 	/* XML attachments are parsed under the request's limits (issue 10
-	 * item 3): maxXmlDepth, maxXmlNodes and requestMemoryBytes (less
-	 * what the request's arena holds); 0 = the xml_limits_default()
-	 * value, and 256 MiB */
-	size_t max_xml_depth, max_xml_nodes;
+	 * item 3): maxXmlDepth, maxXmlNodes, maxXmlAttributes and
+	 * requestMemoryBytes (less what the request's arena holds); 0 = the
+	 * xml_limits_default() value, and 256 MiB */
+	size_t max_xml_depth, max_xml_nodes, max_xml_attributes;
 	size_t max_memory;
 };
 

@@ -272,7 +272,7 @@ wss_in_bind(const struct wss_in *in)
 {
 	struct wss_swa_limits lim;
 
-	wss_swa_limits_of(in->pol, arena_used(in->a), &lim);
+	wss_swa_limits_of(in->pol, in->a, &lim);
 	wss_swa_bind(in->parts, in->n_parts, &lim);
 }
 

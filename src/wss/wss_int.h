@@ -82,8 +82,9 @@ int wss_swa_canon(const struct wss_part *part, const unsigned char *data,
 
 /*
  * wss_swa_xml.c: SwA 1.1 5.4.2 for XML content: p[0..len) parsed under lim
- * (the part's copy counted against lim->max_memory, the parse given the
- * rest) and its exclusive c14n (no comments) appended to out — with next
+ * (the part's copy counted against lim->max_memory, the parse — libxml2's
+ * allocations counted — given the rest) and its exclusive c14n (no
+ * comments) appended to out — with next
  * set, out is handed on to next (push mode, in ctx) in slices as it fills,
  * else kept, within the budget.  The canonical form is at most 8 times the
  * input plus 1 MiB.  -1 (reason recorded as an xmlsec error) when the part
@@ -94,8 +95,9 @@ int wss_swa_xml(const unsigned char *p, size_t len,
     xmlSecTransformPtr next, xmlSecTransformCtxPtr ctx);
 
 /* The limits for XML parts under policy p (wss_policy.max_xml_*, and its
- * max_memory less used, the bytes the request's arena already holds). */
-void wss_swa_limits_of(const struct wss_policy *p, size_t used,
+ * max_memory less what the request's arena a holds, at most what a's own
+ * budget leaves). */
+void wss_swa_limits_of(const struct wss_policy *p, const struct arena *a,
     struct wss_swa_limits *ret);
 
 /*

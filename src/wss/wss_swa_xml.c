@@ -6,9 +6,11 @@
  * The attachment is parsed whole by the project's hardened parser (no DTD,
  * no entities, no network) with the request's maxXmlDepth and maxXmlNodes,
  * into an arena whose budget is what the request has left of
- * requestMemoryBytes after the part's own copy, and only when the most
- * such a parse can cost (WSS_SWA_XML_NODE_COST per node) fits.  The
- * canonical octets go straight on to the next transform (the digest) in
+ * requestMemoryBytes after the part's own copy, libxml2's allocations
+ * counted against it (xml_parse's max_memory).  Any encoding a business
+ * document may use whose markup stays ASCII is read (xml.h); no byte cap
+ * but maxBodyBytes.  The canonical octets go straight on to the next
+ * transform (the digest) in
  * slices instead of piling up, and are capped at WSS_SWA_XML_GROWTH times
  * the input, which keeps the work linear in the part's size (exclusive
  * c14n repeats a namespace declaration on every element that uses it, so
@@ -35,11 +37,6 @@
 #define WSS_SWA_XML_SLACK ((size_t)1 << 20)
 /* Canonical octets passed on to the next transform at a time. */
 #define WSS_SWA_XML_SLICE ((xmlSecSize)64 << 10)
-/* A parse costs at most this per node (libxml2 2.9 on 64 bits: an element
- * node 120 octets, an attribute 96 plus its text node, dictionary and
- * namespace entries) plus twice the input (text and names copied); there
- * are at most max_nodes nodes, and no more than one per two input octets. */
-#define WSS_SWA_XML_NODE_COST ((size_t)256)
 
 /* What `as4gw push` allows itself when it signs the operator's files. */
 const struct wss_swa_limits wss_swa_send_limits = {
@@ -52,19 +49,23 @@ const struct wss_swa_limits wss_swa_send_limits = {
 
 /* See wss_int.h. */
 void
-wss_swa_limits_of(const struct wss_policy *p, size_t used,
+wss_swa_limits_of(const struct wss_policy *p, const struct arena *a,
     struct wss_swa_limits *ret)
 {
 	size_t mem = p->max_memory != 0 ? p->max_memory : WSS_SWA_XML_MEMORY;
+	size_t used = arena_used(a), left = arena_remaining(a);
 	struct xml_limits d;
 
 	xml_limits_default(&d);
 	ret->max_depth = p->max_xml_depth != 0 ? p->max_xml_depth :
 	    d.max_depth;
-	ret->max_attributes = d.max_attributes;
+	ret->max_attributes = p->max_xml_attributes != 0 ?
+	    p->max_xml_attributes : d.max_attributes;
 	ret->max_nodes = p->max_xml_nodes != 0 ? p->max_xml_nodes :
 	    d.max_nodes;
 	ret->max_memory = mem > used ? mem - used : 1;
+	if (left < ret->max_memory)
+		ret->max_memory = left != 0 ? left : 1;
 }
 
 /* Where the canonical octets go. */
@@ -114,18 +115,6 @@ wss_swa_xml_write(void *ctx, const char *p, int len)
 	return len;
 }
 
-/* The most a parse of len octets under lim can cost (saturating). */
-static size_t
-wss_swa_xml_cost(size_t len, const struct wss_swa_limits *lim)
-{
-	size_t nodes = len / 2 < lim->max_nodes ? len / 2 : lim->max_nodes;
-
-	if (nodes > SIZE_MAX / WSS_SWA_XML_NODE_COST / 2 ||
-	    len > SIZE_MAX / 8)
-		return SIZE_MAX;
-	return nodes * WSS_SWA_XML_NODE_COST + 2 * len;
-}
-
 /* The cap on canonical octets: linear in len, and when they are kept in
  * memory (no next transform) within what the budget leaves. */
 static size_t
@@ -154,18 +143,19 @@ wss_swa_xml(const unsigned char *p, size_t len,
 	struct err e = { 0 };
 	int rc = -1;
 
-	/* the part's copy and the worst its parse can cost must fit what the
-	 * request has left (the parser's own allocations are not the
-	 * arena's: decided before parsing) */
-	if (lim->max_memory != 0 && (len >= lim->max_memory ||
-	    wss_swa_xml_cost(len, lim) > lim->max_memory - len))
-		return wss_swa_xml_fail("its parse could exceed the request's "
-		    "memory budget", NULL);
+	/* the part's copy is the request's already; its parse gets the rest,
+	 * libxml2's allocations counted (xml_parse) */
+	if (lim->max_memory != 0 && len >= lim->max_memory)
+		return wss_swa_xml_fail("larger than the request's memory "
+		    "budget", NULL);
 	sink.max = wss_swa_xml_cap(len, lim, next == NULL);
-	xml_limits_default(&xl);   /* whatever else xml_parse may limit */
+	xml_limits_default(&xl);
 	xl.max_depth = lim->max_depth;
 	xl.max_attributes = lim->max_attributes;
 	xl.max_nodes = lim->max_nodes;
+	xl.max_bytes = 0;          /* maxBodyBytes bounds an attachment */
+	xl.max_memory = lim->max_memory != 0 ? lim->max_memory - len : 0;
+	xl.legacy_encodings = 1;   /* business documents (xml.h) */
 	a = arena_new(lim->max_memory != 0 ? lim->max_memory - len : 0);
 	if (a == NULL)
 		goto out;
