@@ -212,6 +212,7 @@ cli_limits_differ(const struct conf_limits *a, const struct conf_limits *b)
 	    a->max_parts != b->max_parts ||
 	    a->max_xml_depth != b->max_xml_depth ||
 	    a->max_xml_nodes != b->max_xml_nodes ||
+	    a->max_attachment_xml_nodes != b->max_attachment_xml_nodes ||
 	    a->max_xml_attributes != b->max_xml_attributes ||
 	    a->max_envelope_bytes != b->max_envelope_bytes ||
 	    a->header_timeout_s != b->header_timeout_s;

@@ -61,6 +61,9 @@ static const struct conf_limit_def conf_limit_defs[] = {
 	    4096 },
 	{ "maxXmlNodes", offsetof(struct conf_limits, max_xml_nodes), 1, 100,
 	    100000000 },
+	{ "maxAttachmentXmlNodes",
+	    offsetof(struct conf_limits, max_attachment_xml_nodes), 1, 100,
+	    100000000 },
 	{ "maxXmlAttributes", offsetof(struct conf_limits, max_xml_attributes),
 	    1, 8, 1024 },
 	{ "maxEnvelopeBytes", offsetof(struct conf_limits, max_envelope_bytes),
@@ -83,6 +86,7 @@ conf_limits_default(struct conf_limits *lim)
 	lim->max_parts = 64;
 	lim->max_xml_depth = 64;
 	lim->max_xml_nodes = 100000;
+	lim->max_attachment_xml_nodes = 2000000;
 	lim->max_xml_attributes = 64;
 	lim->max_envelope_bytes = 4u * 1024u * 1024u;
 	lim->header_timeout_s = 10;

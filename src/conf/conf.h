@@ -99,6 +99,10 @@ struct conf_limits {
 	size_t max_xml_depth;           /* maxXmlDepth, default 64 */
 	size_t max_xml_nodes;           /* maxXmlNodes: nodes of every kind (elements, attributes,
 	                                 * text, CDATA, comments, PIs), default 100000 */
+	size_t max_attachment_xml_nodes; /* maxAttachmentXmlNodes: the same count for an XML payload
+	                                 * canonicalised for its SwA signature reference (parsed only
+	                                 * after the SignatureValue verified; still within
+	                                 * requestMemoryBytes), default 2000000 */
 	size_t max_xml_attributes;      /* maxXmlAttributes: attributes + namespace declarations per
 	                                 * element, and namespace declarations in scope, default 64 */
 	size_t max_envelope_bytes;      /* maxEnvelopeBytes: the SOAP root part (the whole body of a
