@@ -2,6 +2,9 @@
  * as4gw deliver: hand received messages to a backend, a directory or a
  * command (deliver.h; README "Backend hand-off").  One line per message on
  * stdout, a summary at the end; SIGTERM/SIGINT stop between messages.
+ * stderr has JSON log lines (util/log.h, as serve's): one at start (store,
+ * target, mode), one when a store outage starts and one when it is over
+ * (issue 11 items 1 and 12), and errors.
  */
 #include "cli.h"
 
@@ -19,6 +22,8 @@
 #include "../conf/conf.h"
 #include "../deliver/deliver.h"
 #include "../store/store.h"
+#include "../util/buf.h"
+#include "../util/log.h"
 
 #define CLI_DELIVER_USAGE \
 	"usage: as4gw deliver -c FILE (--to-dir DIR | --exec CMD) " \
@@ -27,8 +32,11 @@
 #define CLI_DELIVER_HELP \
 	"  --to-dir DIR       write DIR/<sha256 of MessageId>/: message.json\n" \
 	"                     and part-N.bin; DIR is created if missing\n" \
-	"  --exec CMD         run /bin/sh -c CMD with the message directory\n" \
-	"                     as $1; exit status 0 marks it delivered\n" \
+	"  --exec CMD         run CMD on the message directory: a CMD that\n" \
+	"                     is one program path (no blanks, no shell\n" \
+	"                     characters) runs as CMD DIR, any other as\n" \
+	"                     /bin/sh -c CMD sh DIR (DIR is $1); exit status\n" \
+	"                     0 marks it delivered\n" \
 	"  --db DSN           store to use instead of the config's\n" \
 	"  --once             deliver at most one message (as --max 1)\n" \
 	"  --follow           wait for new messages until SIGTERM/SIGINT\n" \
@@ -53,6 +61,7 @@ enum {
 struct cli_deliver_opts {
 	const char *config;
 	const char *db;
+	struct conf *conf;
 	int once;
 	long max, stale_s, timeout_s;
 	struct deliver_opts d;
@@ -96,6 +105,30 @@ cli_deliver_report(void *arg, const struct deliver_report *r)
 	}
 	(void)putchar('\n');
 	(void)fflush(stdout);
+}
+
+/* deliver_outage_fn: one line when the store fails, one when it is back. */
+static void
+cli_deliver_outage(void *arg, const struct deliver_outage *e)
+{
+	const char *f[6] = { "what", e->what, NULL, NULL, NULL, NULL };
+	char down[32], tries[32];
+
+	(void)arg;
+	if (!e->recovered) {
+		f[2] = "error";
+		f[3] = e->err != NULL ? e->err->msg : "unknown error";
+		log_event(LOG_WARN, "store-outage", "store failed; retrying "
+		    "with back-off until it works again", f, 2);
+		return;
+	}
+	(void)snprintf(down, sizeof(down), "%lld", (long long)e->down_ms);
+	(void)snprintf(tries, sizeof(tries), "%d", e->retries);
+	f[2] = "down_ms";
+	f[3] = down;
+	f[4] = "retries";
+	f[5] = tries;
+	log_event(LOG_INFO, "store-recovered", "store works again", f, 3);
 }
 
 /* One option with an argument into o; -1 when its value is invalid. */
@@ -163,6 +196,7 @@ cli_deliver_parse(int argc, char **argv, struct cli_deliver_opts *o)
 	o->d.stale_ms = (int64_t)o->stale_s * 1000;
 	o->d.exec_timeout_s = (unsigned)o->timeout_s;
 	o->d.report = cli_deliver_report;
+	o->d.outage = cli_deliver_outage;
 	o->d.report_arg = o;
 	return 0;
 usage:
@@ -170,30 +204,78 @@ usage:
 	return 2;
 }
 
-/* Load the config (for the store) and open and migrate the store. */
+/*
+ * Load the config (for the store and the legs, kept in o->conf for
+ * message.json) and open and migrate the store.
+ */
 static int
-cli_deliver_open(const struct cli_deliver_opts *o, struct store **ret)
+cli_deliver_open(struct cli_deliver_opts *o, struct store **ret)
 {
-	struct conf *c = NULL;
 	struct err err = {0};
-	int rc = -1;
 
 	*ret = NULL;
-	if (conf_load(o->config, &c, &err) == -1) {
-		cli_fail("", err.msg);
-		goto out;
+	if (conf_load(o->config, &o->conf, &err) == -1) {
+		log_msg(LOG_ERROR, "%s", err.msg);
+		return -1;
 	}
-	if (store_open(o->db != NULL ? o->db : c->store_dsn, ret, &err) == -1 ||
-	    store_migrate(*ret, &err) == -1) {
-		cli_fail("store: ", err.msg);
+	o->d.conf = o->conf;
+	if (store_open(o->db != NULL ? o->db : o->conf->store_dsn, ret,
+	    &err) == -1 || store_migrate(*ret, &err) == -1) {
+		log_msg(LOG_ERROR, "store: %s", err.msg);
 		store_close(*ret);
 		*ret = NULL;
-		goto out;
+		return -1;
 	}
-	rc = 0;
-out:
-	conf_free(c);
-	return rc;
+	return 0;
+}
+
+/*
+ * The store for the log: a sqlite: DSN as is; a PostgreSQL URI without its
+ * password and parameters (either may carry a secret), "postgresql" for
+ * any other form.
+ */
+static void
+cli_deliver_store_name(const char *dsn, struct buf *b)
+{
+	const char *rest = strstr(dsn, "://"), *at, *colon, *end;
+
+	if (strncmp(dsn, "sqlite:", 7) == 0 || rest == NULL) {
+		(void)buf_puts(b, strncmp(dsn, "sqlite:", 7) == 0 ? dsn :
+		    "postgresql");
+		return;
+	}
+	rest += 3;
+	end = rest + strcspn(rest, "?#");
+	at = memchr(rest, '@', (size_t)(end - rest));
+	colon = at != NULL ? memchr(rest, ':', (size_t)(at - rest)) : NULL;
+	(void)buf_puts(b, "postgresql://");
+	if (colon != NULL) {
+		(void)buf_append(b, rest, (size_t)(colon - rest));
+		rest = at;
+	}
+	(void)buf_append(b, rest, (size_t)(end - rest));
+}
+
+/* The start line: what is served, from where, how (issue 11 item 12). */
+static void
+cli_deliver_started(const struct cli_deliver_opts *o, size_t swept)
+{
+	struct buf store = {0};
+	char n[32];
+	const char *f[] = { "store", NULL, "target",
+	    o->d.to_dir != NULL ? "directory" : "command",
+	    o->d.to_dir != NULL ? "to_dir" : "exec",
+	    o->d.to_dir != NULL ? o->d.to_dir : o->d.exec_cmd,
+	    "mode", o->d.follow ? "follow" : o->once ? "once" : "drain",
+	    "swept", n };
+
+	cli_deliver_store_name(o->db != NULL ? o->db : o->conf->store_dsn,
+	    &store);
+	f[1] = store.data != NULL ? store.data : "?";
+	(void)snprintf(n, sizeof(n), "%zu", swept);
+	log_event(LOG_INFO, "deliver-start", "as4gw deliver started", f,
+	    swept > 0 ? 5 : 4);
+	buf_free(&store);
 }
 
 /* Stop cleanly between messages on SIGTERM and SIGINT (no SA_RESTART: a
@@ -225,8 +307,7 @@ cli_deliver(int argc, char **argv)
 	rc = 1;
 	if (o.d.to_dir != NULL && mkdir(o.d.to_dir, 0750) == -1 &&
 	    errno != EEXIST) {
-		fprintf(stderr,
-		    "as4gw: could not create directory \"%s\": %s\n",
+		log_msg(LOG_ERROR, "could not create directory \"%s\": %s",
 		    o.d.to_dir, strerror(errno));
 		goto out;
 	}
@@ -234,13 +315,15 @@ cli_deliver(int argc, char **argv)
 		goto out;
 	atomic_store(&cli_deliver_stop, 0);
 	cli_deliver_signals();
+	cli_deliver_started(&o, deliver_sweep(&o.d));
 	if (deliver_run(s, &o.d, &cli_deliver_stop, &n, &err) == -1)
-		cli_fail("store: ", err.msg);
+		log_msg(LOG_ERROR, "store: %s", err.msg);
 	else   /* a run for cron or a timer: any failed message is a failure */
 		rc = n.failed > 0 && !o.d.follow ? 1 : 0;
 	printf("delivered %zu, failed %zu%s\n", n.delivered, n.failed,
 	    atomic_load(&cli_deliver_stop) ? " (stopped by signal)" : "");
 out:
 	store_close(s);
+	conf_free(o.conf);
 	return rc;
 }

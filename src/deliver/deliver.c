@@ -10,7 +10,7 @@
  * DIR/<name> with byte-identical content (message.json holds nothing that
  * changes between attempts).
  */
-#include "deliver.h"
+#include "deliver_int.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -30,10 +30,7 @@
 #include "../util/buf.h"
 #include "../util/clock.h"
 #include "../util/codec.h"
-#include "../util/fault.h"
 
-#define DELIVER_NAME_LEN (2 * CODEC_SHA256_LEN)
-#define DELIVER_RMTREE_DEPTH 16  /* what a command may nest in its temp dir */
 #define DELIVER_DIR_MODE 0750
 #define DELIVER_FILE_MODE 0640
 
@@ -80,12 +77,8 @@ deliver_name(const char *from_party, const char *message_id, char out[65],
 
 /* ---- files -------------------------------------------------------------- */
 
-/*
- * Remove name under dfd and, for a directory, everything in it (depth
- * bounded; symbolic links are removed, never followed).  0 ok or absent,
- * -1 with errno.
- */
-static int
+/* Remove name under dfd, recursively (deliver_int.h). */
+int
 deliver_rmtree_at(int dfd, const char *name, int depth)
 {
 	struct dirent *de;
@@ -150,109 +143,20 @@ out:
 	return rc;
 }
 
-/* ---- message.json ----------------------------------------------------- */
-
-/* Append sep "key": "value" (or null) to b. */
-static int
-deliver_json_str(struct buf *b, const char *sep, const char *key,
-    const char *value)
-{
-	if (buf_printf(b, "%s\"%s\": ", sep, key) == -1)
-		return -1;
-	if (value == NULL)
-		return buf_puts(b, "null");
-	if (buf_puts(b, "\"") == -1 || buf_json_escape(b, value) == -1)
-		return -1;
-	return buf_puts(b, "\"");
-}
-
-/*
- * Append the stored PartProperties: the JSON object text as is (store code
- * wrote it from the header), or, should it not look like an object, as a
- * JSON string so message.json stays valid.
- */
-static int
-deliver_json_props(struct buf *b, const char *props)
-{
-	const char *end;
-
-	if (props == NULL)
-		return buf_puts(b, "{}");
-	while (isspace((unsigned char)*props))
-		props++;
-	end = props + strlen(props);
-	while (end > props && isspace((unsigned char)end[-1]))
-		end--;
-	if (end - props >= 2 && *props == '{' && end[-1] == '}')
-		return buf_append(b, props, (size_t)(end - props));
-	if (buf_puts(b, "\"") == -1 || buf_json_escape(b, props) == -1)
-		return -1;
-	return buf_puts(b, "\"");
-}
-
-/* Append the "parts" array, one object per line. */
-static int
-deliver_json_parts(struct buf *b, const struct store_delivery *d)
-{
-	static const char S[] = ", ";
-	const struct store_part *p;
-	size_t i;
-
-	if (buf_puts(b, ",\n  \"parts\": [") == -1)
-		return -1;
-	for (i = 0; i < d->n_parts; i++) {
-		p = &d->parts[i];
-		if (buf_printf(b, "%s\n    {\"part_no\": %d", i > 0 ? "," : "",
-		    p->part_no) == -1 ||
-		    deliver_json_str(b, S, "content_id", p->content_id) == -1 ||
-		    deliver_json_str(b, S, "mime_type", p->mime_type) == -1 ||
-		    buf_puts(b, ", \"properties\": ") == -1 ||
-		    deliver_json_props(b, p->properties) == -1 ||
-		    buf_printf(b, ", \"file\": \"part-%d.bin\"}",
-		    p->part_no) == -1)
-			return -1;
-	}
-	return buf_puts(b, d->n_parts > 0 ? "\n  ]\n}\n" : "]\n}\n");
-}
-
-/* The whole message.json of d into b (see deliver.h for the fields). */
-static int
-deliver_json(struct buf *b, const struct store_delivery *d)
-{
-	static const char T[] = ",\n  ";
-	char at[CLOCK_ISO_LEN];
-
-	clock_iso8601(d->received_at_ms, at);
-	if (buf_puts(b, "{\n  \"message_id\": \"") == -1 ||
-	    buf_json_escape(b, d->message_id) == -1 ||
-	    buf_puts(b, "\"") == -1 ||
-	    deliver_json_str(b, T, "from", d->from_party) == -1 ||
-	    deliver_json_str(b, T, "to", d->to_party) == -1 ||
-	    deliver_json_str(b, T, "service", d->service) == -1 ||
-	    deliver_json_str(b, T, "action", d->action) == -1 ||
-	    deliver_json_str(b, T, "conversation_id",
-	    d->conversation_id) == -1 ||
-	    deliver_json_str(b, T, "agreement_ref", d->agreement_ref) == -1 ||
-	    deliver_json_str(b, T, "pmode", d->pmode_id) == -1 ||
-	    deliver_json_str(b, T, "received_at", at) == -1)
-		return -1;
-	return deliver_json_parts(b, d);
-}
-
 /* ---- the directory target --------------------------------------------- */
 
 /* Write message.json and part-<n>.bin of d into the directory tfd. */
 static int
-deliver_fill(int tfd, const struct store_delivery *d, int sync,
-    struct err *err)
+deliver_fill(int tfd, const struct store_delivery *d, const struct conf *conf,
+    int sync, struct err *err)
 {
 	struct deliver_fname f;
 	struct buf b = {0};
 	size_t i;
 	int rc = -1;
 
-	if (deliver_json(&b, d) == -1) {
-		err_set(err, ERR_INTERNAL, NULL, "out of memory");
+	if (deliver_json(&b, d, conf) == -1) {
+		err_set(err, ERR_INTERNAL, NULL, "could not build message.json");
 		goto out;
 	}
 	if (deliver_write_file(tfd, "message.json", b.data, b.len, sync,
@@ -315,7 +219,7 @@ fail:
  */
 static int
 deliver_build(int pfd, const char *name, const struct store_delivery *d,
-    int sync, struct err *err)
+    const struct deliver_opts *o, int sync, struct err *err)
 {
 	struct deliver_fname tmp;
 	int tfd = -1, rc = -1;
@@ -330,7 +234,7 @@ deliver_build(int pfd, const char *name, const struct store_delivery *d,
 		    strerror(errno));
 		goto out;
 	}
-	if (deliver_fill(tfd, d, sync, err) == 0 &&
+	if (deliver_fill(tfd, d, o->conf, sync, err) == 0 &&
 	    deliver_publish(pfd, tmp.s, name, sync, err) == 0)
 		rc = 0;
 out:
@@ -339,6 +243,28 @@ out:
 	if (rc == -1)
 		(void)deliver_rmtree_at(pfd, tmp.s, DELIVER_RMTREE_DEPTH);
 	return rc;
+}
+
+/* The claim age after which a claim is taken over (deliver.h). */
+static int64_t
+deliver_stale_ms(const struct deliver_opts *o)
+{
+	return o->stale_ms >= 0 ? o->stale_ms : DELIVER_STALE_MS_DEFAULT;
+}
+
+/* Sweep the leftovers of dead deliverers from o->to_dir (deliver.h). */
+size_t
+deliver_sweep(const struct deliver_opts *o)
+{
+	size_t n;
+	int pfd;
+
+	if (o->to_dir == NULL ||
+	    (pfd = open(o->to_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return 0;
+	n = deliver_sweep_at(pfd, NULL, deliver_stale_ms(o));
+	(void)close(pfd);
+	return n;
 }
 
 /* The directory target: o->to_dir/<name>, everything fsync'd. */
@@ -353,7 +279,11 @@ deliver_to_dir(const struct deliver_opts *o, const struct store_delivery *d,
 		return err_set(err, ERR_IO, NULL,
 		    "could not open directory \"%s\": %s", o->to_dir,
 		    strerror(errno));
-	rc = deliver_build(pfd, name, d, 1, err);
+	/* a redelivery: a deliverer died with this message in hand, maybe
+	 * mid-write (issue 11 item 1b) */
+	if (d->attempts > 1)
+		(void)deliver_sweep_at(pfd, name, deliver_stale_ms(o));
+	rc = deliver_build(pfd, name, d, o, 1, err);
 	(void)close(pfd);
 	return rc;
 }
@@ -403,8 +333,9 @@ deliver_env(struct arena *a, const struct store_delivery *d, const char *path)
 /*
  * In the child after fork(): own process group (so a timeout kills the
  * whole pipeline), default signal dispositions and mask, stdin /dev/null,
- * stdout to our stderr, no inherited descriptors; then exec /bin/sh.
- * Async-signal-safe calls only.
+ * stdout to our stderr, no inherited descriptors; then exec argv[0] (a
+ * name without '/' is looked up in PATH).  Async-signal-safe calls only,
+ * but for execvpe's PATH search.
  */
 static void
 deliver_child(char **argv, char **envp)
@@ -424,7 +355,7 @@ deliver_child(char **argv, char **envp)
 	    dup2(STDERR_FILENO, STDOUT_FILENO) == -1)
 		_exit(126);
 	(void)close_range(3, ~0U, 0);
-	(void)execve("/bin/sh", argv, envp);
+	(void)execvpe(argv[0], argv, envp);
 	_exit(127);
 }
 
@@ -465,21 +396,49 @@ deliver_wait(pid_t pid, unsigned timeout_s, struct err *err)
 	    WTERMSIG(st));
 }
 
-/* Run `/bin/sh -c CMD sh PATH` and wait for it (see deliver.h). */
+/* 1 when CMD is one program path, run without a shell (deliver.h). */
+int
+deliver_exec_direct(const char *cmd)
+{
+	static const char ok[] = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,@%:";
+
+	return cmd[0] != '\0' && cmd[strspn(cmd, ok)] == '\0';
+}
+
+/*
+ * The command's argv (arena): CMD PATH for a plain program path, else
+ * /bin/sh -c CMD sh PATH (deliver.h); NULL out of memory.
+ */
+static char **
+deliver_argv(const char *cmd, const char *path, struct arena *a)
+{
+	char **argv = arena_calloc(a, 6, sizeof(*argv));
+
+	if (argv == NULL)
+		return NULL;
+	if (deliver_exec_direct(cmd))
+		return (argv[0] = arena_strdup(a, cmd)) == NULL ||
+		    (argv[1] = arena_strdup(a, path)) == NULL ? NULL : argv;
+	if ((argv[0] = arena_strdup(a, "/bin/sh")) == NULL ||
+	    (argv[1] = arena_strdup(a, "-c")) == NULL ||
+	    (argv[2] = arena_strdup(a, cmd)) == NULL ||
+	    (argv[3] = arena_strdup(a, "sh")) == NULL ||
+	    (argv[4] = arena_strdup(a, path)) == NULL)
+		return NULL;
+	return argv;
+}
+
+/* Run the command on PATH and wait for it (see deliver.h). */
 static int
 deliver_command(const struct deliver_opts *o, const struct store_delivery *d,
     const char *path, struct arena *a, struct err *err)
 {
 	char **envp = deliver_env(a, d, path);
-	char **argv = arena_calloc(a, 6, sizeof(*argv));
+	char **argv = deliver_argv(o->exec_cmd, path, a);
 	pid_t pid;
 
-	if (envp == NULL || argv == NULL ||
-	    (argv[0] = arena_strdup(a, "sh")) == NULL ||
-	    (argv[1] = arena_strdup(a, "-c")) == NULL ||
-	    (argv[2] = arena_strdup(a, o->exec_cmd)) == NULL ||
-	    (argv[3] = arena_strdup(a, "sh")) == NULL ||
-	    (argv[4] = arena_strdup(a, path)) == NULL)
+	if (envp == NULL || argv == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	if ((pid = fork()) == -1)
 		return err_set(err, ERR_INTERNAL, NULL,
@@ -517,7 +476,7 @@ deliver_exec(const struct deliver_opts *o, const struct store_delivery *d,
 		    strerror(errno));
 		goto out;
 	}
-	if (deliver_build(pfd, name, d, 0, err) == -1)
+	if (deliver_build(pfd, name, d, o, 0, err) == -1)
 		goto out;
 	(void)snprintf(path, sizeof(path), "%s/%s", base, name);
 	rc = deliver_command(o, d, path, a, err);
@@ -529,118 +488,11 @@ out:
 	return rc;
 }
 
-/* ---- the queue -------------------------------------------------------- */
-
-/* Tell the caller what became of d. */
-static void
-deliver_report(const struct deliver_opts *o, const struct store_delivery *d,
-    const char *name, int64_t retry_in_ms, const struct err *err)
-{
-	struct deliver_report r;
-
-	if (o->report == NULL)
-		return;
-	r.message_id = d->message_id;
-	r.from_party = d->from_party;
-	r.name = name;
-	r.attempts = d->attempts;
-	r.ok = err == NULL;
-	r.retry_in_ms = retry_in_ms;
-	r.err = err;
-	o->report(o->report_arg, &r);
-}
-
-/*
- * Hand the claimed d to the target, then mark the row: done after success,
- * 'ready' after the back-off otherwise.  1, 2 or -1 as deliver_one().
- */
-static int
-deliver_claimed(struct store *s, const struct deliver_opts *o,
-    const struct store_delivery *d, struct arena *a, struct err *err)
-{
-	char name[DELIVER_NAME_LEN + 1];
-	struct err terr = {0};
-	int64_t now, retry = 0;
-	int rc = -1, ok;
-
-	if (deliver_name(d->from_party, d->message_id, name, err) == -1)
-		goto out;
-	ok = (o->to_dir != NULL ? deliver_to_dir(o, d, name, &terr) :
-	    deliver_exec(o, d, name, a, &terr)) == 0;
-	now = clock_epoch_ms();
-	if (ok)
-		fault_point("deliver.after-target");
-	else
-		retry = deliver_backoff_ms(d->attempts);
-	if (store_finish(s, d->from_party, d->message_id, ok, now, now + retry,
-	    err) == -1)
-		goto out;
-	deliver_report(o, d, name, retry, ok ? NULL : &terr);
-	if (!ok && err != NULL)
-		*err = terr;
-	rc = ok ? 1 : 2;
-out:
-	return rc;
-}
-
-/* Claim one message and hand it over (deliver.h): 1, 0, 2 or -1. */
+/* Hand d to the target of o (deliver_int.h). */
 int
-deliver_one(struct store *s, const struct deliver_opts *o, struct err *err)
+deliver_target(const struct deliver_opts *o, const struct store_delivery *d,
+    const char *name, struct arena *a, struct err *err)
 {
-	struct store_delivery d;
-	struct arena *a = NULL;
-	int rc = -1;
-
-	if ((o->to_dir == NULL) == (o->exec_cmd == NULL)) {
-		err_set(err, ERR_INTERNAL, NULL,
-		    "exactly one of a directory and a command is needed");
-		goto out;
-	}
-	if ((a = arena_new(0)) == NULL) {
-		err_set(err, ERR_INTERNAL, NULL, "out of memory");
-		goto out;
-	}
-	memset(&d, 0, sizeof(d));
-	rc = store_claim(s, clock_epoch_ms(), o->stale_ms >= 0 ? o->stale_ms :
-	    DELIVER_STALE_MS_DEFAULT, a, &d, err);
-	if (rc == 1) {
-		/* committed: from here a crash leaves the row 'claimed' */
-		fault_point("deliver.after-claim");
-		rc = deliver_claimed(s, o, &d, a, err);
-	}
-out:
-	arena_free(a);
-	return rc;
-}
-
-/* deliver_one() until the queue is empty or *stop (deliver.h). */
-int
-deliver_run(struct store *s, const struct deliver_opts *o,
-    const atomic_int *stop, struct deliver_counts *ret, struct err *err)
-{
-	struct err e = {0};
-	size_t n = 0;
-	int r = 0;
-
-	while ((stop == NULL || !atomic_load(stop)) &&
-	    (o->max_messages == 0 || n < o->max_messages)) {
-		err_clear(&e); /* each message's own failure */
-		if ((r = deliver_one(s, o, &e)) == -1)
-			break;
-		if (r == 1 || r == 2) {
-			n++;
-			if (r == 1)
-				ret->delivered++;
-			else
-				ret->failed++;
-			continue;
-		}
-		if (!o->follow || (stop != NULL && atomic_load(stop)))
-			break;
-		if ((r = store_wait(s, DELIVER_WAIT_MS, &e)) == -1)
-			break;
-	}
-	if (r == -1 && err != NULL && err->kind == ERR_NONE)
-		*err = e;
-	return r == -1 ? -1 : 0;
+	return o->to_dir != NULL ? deliver_to_dir(o, d, name, err) :
+	    deliver_exec(o, d, name, a, err);
 }

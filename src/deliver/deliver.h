@@ -16,8 +16,14 @@
  *    get two directories), so delivering the same message again after a
  *    crash replaces the directory with identical content: the backend sees
  *    each message once.
+ *    Leftovers of a deliverer killed mid-write (DIR/.tmp-<name>-<pid>,
+ *    DIR/.old-<name>-<pid>) are swept: by deliver_sweep() (the CLI calls
+ *    it at start) and before a redelivery of <name> (deliver_sweep.c).
  *  - command: the same directory is built in a private temporary directory
- *    and CMD runs via /bin/sh -c with the path as $1 and AS4GW_MESSAGE_ID,
+ *    and CMD runs on it: a CMD that is one program path (letters, digits
+ *    and / . _ - + , @ % : only; deliver_exec_direct) runs directly as
+ *    `CMD PATH` (looked up in PATH without a '/'), anything else as
+ *    `/bin/sh -c CMD sh PATH` (the path is $1); with AS4GW_MESSAGE_ID,
  *    AS4GW_FROM, AS4GW_SERVICE, AS4GW_ACTION, AS4GW_DIR in its environment;
  *    exit status 0 is success.  A command must be idempotent per
  *    (AS4GW_FROM, AS4GW_MESSAGE_ID), or per AS4GW_DIR's base name:
@@ -30,10 +36,17 @@
  *    removed afterwards, whatever the command left in it.
  *
  * message.json (one object; strings JSON-escaped, absent values null):
- *   {"message_id", "from", "to", "service", "action", "conversation_id",
- *    "agreement_ref", "pmode", "received_at" (xsd:dateTime UTC, ms),
+ *   {"message_id", "from", "to" (the canonical party names, "type:value"
+ *    of the leg's first PartyId or its value), "from_party", "to_party"
+ *    ({"type", "id", "role"} of that PartyId, from the configured leg:
+ *    a value may hold ':', so the name is not split), "service",
+ *    "service_type", "action", "conversation_id", "agreement_ref", "pmode",
+ *    "received_at" (xsd:dateTime UTC, ms),
  *    "parts": [{"part_no", "content_id", "mime_type",
- *    "properties" (the stored PartProperties object), "file"}]}
+ *    "properties" (the PartProperties as the sender sent them), "file",
+ *    "size" and "sha256" (of the file), "transformations" (what the
+ *    gateway undid: "decrypted", "decompressed")}]}
+ *   (deliver_json.c; README "Backend hand-off" has an example.)
  * Two deliveries of one message write byte-identical directories (the
  * attempt count is not in it; the report callback has it).
  *
@@ -64,6 +77,21 @@ struct deliver_report {
 
 typedef void (*deliver_report_fn)(void *arg, const struct deliver_report *r);
 
+/* A store outage seen by deliver_run (issue 11 item 1): reported once when
+ * it starts and once when the store works again.  Pointers live only
+ * during the callback. */
+struct deliver_outage {
+	int recovered;           /* 0: just failed; 1: works again */
+	const char *what;        /* "claim", "release" or "wait" */
+	const struct err *err;   /* !recovered: the failure */
+	int64_t down_ms;         /* recovered: how long it failed */
+	int retries;             /* recovered: failed tries */
+};
+
+typedef void (*deliver_outage_fn)(void *arg, const struct deliver_outage *e);
+
+struct conf;
+
 /*
  * stale_ms: claims older than this are taken over (their deliverer died);
  * the CLI's default is DELIVER_STALE_MS_DEFAULT, 0 takes any claim over at
@@ -78,13 +106,18 @@ struct deliver_opts {
 	size_t max_messages;     /* 0 = no limit */
 	unsigned exec_timeout_s; /* kill the command after this; 0 = 300 */
 	deliver_report_fn report; /* after each claimed message; may be NULL */
-	void *report_arg;
+	deliver_outage_fn outage; /* store outages; may be NULL */
+	void *report_arg;         /* for report and outage */
+	const struct conf *conf;  /* the legs, for message.json; may be NULL */
 };
 
 #define DELIVER_STALE_MS_DEFAULT INT64_C(600000) /* above the exec timeout */
 #define DELIVER_EXEC_TIMEOUT_DEFAULT 300u
 #define DELIVER_BACKOFF_MAX_MS INT64_C(60000)
 #define DELIVER_WAIT_MS 5000     /* follow: one store_wait() */
+#define DELIVER_OUTAGE_MIN_MS INT64_C(100)  /* store down: first sleep */
+#define DELIVER_OUTAGE_MAX_MS INT64_C(5000) /* doubling up to this */
+#define DELIVER_RELEASE_TRIES 10 /* not follow: release tries (~20 s) */
 
 struct deliver_counts {
 	size_t delivered;
@@ -103,6 +136,12 @@ int deliver_one(struct store *s, const struct deliver_opts *o,
  * (follow 1: between messages store_wait() blocks up to 5 s for a NOTIFY).
  * Failed targets are retried after a back-off (1 s doubling to 60 s) without
  * blocking other messages.  Adds to *ret.  0 ok, -1 store error.
+ * A store that fails (deliver_queue.c): follow 1 rides it out, backing off
+ * DELIVER_OUTAGE_MIN_MS doubling to DELIVER_OUTAGE_MAX_MS and reconnecting,
+ * until it works again or *stop; follow 0 returns -1 (a release of a
+ * message already handed over is tried DELIVER_RELEASE_TRIES times first).
+ * Either way a message handed over is released with its outcome, never
+ * claimed again by this deliverer meanwhile.
  */
 int deliver_run(struct store *s, const struct deliver_opts *o,
     const atomic_int *stop, struct deliver_counts *ret, struct err *err);
@@ -112,6 +151,13 @@ int deliver_run(struct store *s, const struct deliver_opts *o,
  * claim included): 1 s, doubling, at most DELIVER_BACKOFF_MAX_MS.
  */
 int64_t deliver_backoff_ms(int attempts);
+
+/* Remove what dead deliverers left in o->to_dir (see above); how many.
+ * 0 for the command target. */
+size_t deliver_sweep(const struct deliver_opts *o);
+
+/* 1 when --exec CMD is one program path run without a shell (see above). */
+int deliver_exec_direct(const char *cmd);
 
 /*
  * The directory name of a message: the lower-case hex SHA-256 over its

@@ -80,6 +80,25 @@ log_msg(enum log_level level, const char *fmt, ...)
 }
 
 void
+log_event(enum log_level level, const char *event, const char *msg,
+    const char *const *fields, size_t n)
+{
+	struct buf line = {0};
+	size_t i;
+
+	if (level < log_min)
+		return;
+	log_begin(&line, level);
+	log_field(&line, "event", event);
+	log_field(&line, "msg", msg);
+	for (i = 0; i + 1 < 2 * n; i += 2)
+		log_field(&line, fields[i], fields[i + 1]);
+	(void)buf_puts(&line, "}\n");
+	log_emit(&line);
+	buf_free(&line);
+}
+
+void
 log_request(const struct log_request *r)
 {
 	enum log_level level = r->status >= 500 ? LOG_ERROR : LOG_INFO;

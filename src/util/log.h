@@ -20,6 +20,14 @@ void log_init(FILE *out, enum log_level min);
 void log_msg(enum log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/*
+ * {"ts":..,"level":..,"event":event,"msg":msg, name: value ...}: fields holds
+ * n name/value pairs (2n strings; a NULL value omits its pair).  Names are
+ * written as given (literals), values JSON-escaped.
+ */
+void log_event(enum log_level level, const char *event, const char *msg,
+    const char *const *fields, size_t n);
+
 /* The one line per request (issue 2, item 11).  NULL fields are omitted. */
 struct log_request {
 	const char *request_id;

@@ -32,7 +32,9 @@
 #include <sqlite3.h>
 
 #include "testutil.h"
+#include "conf/conf.h"
 #include "deliver/deliver.h"
+#include "deliver/deliver_int.h"
 #include "util/clock.h"
 #include "util/codec.h"
 
@@ -268,6 +270,25 @@ struct tmsg {
 
 static const unsigned char nul_bytes[7] = { 'a', 0, 'b', 0, 0, 'c', 0 };
 
+/* A writable string (conf.h has char *; -Wwrite-strings). */
+#define TS(x) ((char[]){ x })
+
+/* The leg of tmsg_init's messages, for message.json (deliver_json.c):
+ * the sender's party type and id, roles, service type, encryption. */
+static struct conf_party_id tleg_from_id = { TS("sender"),
+    TS("urn:oasis:names:tc:ebcore:partyid-type:unregistered") };
+static struct conf_party_id tleg_to_id = { TS("receiver"), NULL };
+static struct pmode_leg tleg = {
+	.id = TS("leg-1"),
+	.from = { &tleg_from_id, 1, TS(TSENDER), TS("urn:example:role:sender") },
+	.to = { &tleg_to_id, 1, TS("receiver"), NULL },
+	.service = TS("urn:example:service"),
+	.service_type = TS("urn:example:service-type"),
+	.action = TS("Deliver"),
+	.encryption = CONF_REQUIRED,
+};
+static struct conf tconf = { .legs = &tleg, .n_legs = 1 };
+
 /* A message with three parts: XML, bytes with NULs, an empty Body payload. */
 static void
 tmsg_init(struct tmsg *t, const char *id)
@@ -291,7 +312,9 @@ tmsg_init(struct tmsg *t, const char *id)
 	    "application/xml", "{\"MimeType\":\"application/xml\"}",
 	    (const unsigned char *)"<a/>", 4 };
 	t->parts[1] = (struct store_part){ 1, "part2@as4gw.test",
-	    "application/octet-stream", NULL, nul_bytes, sizeof(nul_bytes) };
+	    "application/octet-stream",
+	    "{\"CompressionType\":\"application/gzip\"}", nul_bytes,
+	    sizeof(nul_bytes) };
 	t->parts[2] = (struct store_part){ 2, NULL, NULL,
 	    "{\"a\\\"b\":\"\\u0001\"}", NULL, 0 };
 	t->m.parts = t->parts;
@@ -319,14 +342,20 @@ taccept(struct store *s, const char *id)
 static char *
 texpected_json(const char *id_json, int attempts)
 {
-	static char out[2048];
+	static char out[4096];
 
 	(void)snprintf(out, sizeof(out),
 	    "{\n"
 	    "  \"message_id\": \"%s\",\n"
 	    "  \"from\": \"urn:oasis:names:tc:ebcore:partyid-type:unregistered:sender\",\n"
 	    "  \"to\": \"receiver\",\n"
+	    "  \"from_party\": {\"type\": "
+	    "\"urn:oasis:names:tc:ebcore:partyid-type:unregistered\", "
+	    "\"id\": \"sender\", \"role\": \"urn:example:role:sender\"},\n"
+	    "  \"to_party\": {\"type\": null, \"id\": \"receiver\", "
+	    "\"role\": null},\n"
 	    "  \"service\": \"urn:example:service\",\n"
+	    "  \"service_type\": \"urn:example:service-type\",\n"
 	    "  \"action\": \"Deliver\",\n"
 	    "  \"conversation_id\": \"conv-1\",\n"
 	    "  \"agreement_ref\": null,\n"
@@ -335,12 +364,20 @@ texpected_json(const char *id_json, int attempts)
 	    "  \"parts\": [\n"
 	    "    {\"part_no\": 0, \"content_id\": \"part1@as4gw.test\", "
 	    "\"mime_type\": \"application/xml\", \"properties\": "
-	    "{\"MimeType\":\"application/xml\"}, \"file\": \"part-0.bin\"},\n"
+	    "{\"MimeType\":\"application/xml\"}, \"file\": \"part-0.bin\", "
+	    "\"size\": 4, \"sha256\": \"29114363f749a0226b6988dda3ca2492a954117a"
+	    "b6b5f382706c20300dabc079\", \"transformations\": "
+	    "[\"decrypted\"]},\n"
 	    "    {\"part_no\": 1, \"content_id\": \"part2@as4gw.test\", "
-	    "\"mime_type\": \"application/octet-stream\", \"properties\": {}, "
-	    "\"file\": \"part-1.bin\"},\n"
+	    "\"mime_type\": \"application/octet-stream\", \"properties\": "
+	    "{\"CompressionType\":\"application/gzip\"}, "
+	    "\"file\": \"part-1.bin\", \"size\": 7, \"sha256\": "
+	    "\"47f0c90c6590fd0f93144a2c1ed6cd2218b1d8668acaa80945b6e698a9e9ff8a\", "
+	    "\"transformations\": [\"decrypted\", \"decompressed\"]},\n"
 	    "    {\"part_no\": 2, \"content_id\": null, \"mime_type\": null, "
-	    "\"properties\": {\"a\\\"b\":\"\\u0001\"}, \"file\": \"part-2.bin\"}\n"
+	    "\"properties\": {\"a\\\"b\":\"\\u0001\"}, \"file\": \"part-2.bin\", "
+	    "\"size\": 0, \"sha256\": \"e3b0c44298fc1c149afbf4c8996fb92427ae41e4"
+	    "649b934ca495991b7852b855\", \"transformations\": []}\n"
 	    "  ]\n"
 	    "}\n", id_json);
 	(void)attempts;
@@ -419,6 +456,7 @@ tdir_opts(const struct tctx *c)
 	memset(&o, 0, sizeof(o));
 	o.to_dir = c->out;
 	o.stale_ms = DELIVER_STALE_MS_DEFAULT;
+	o.conf = &tconf;
 	return o;
 }
 
@@ -431,6 +469,7 @@ texec_opts(const char *cmd, unsigned timeout_s)
 	memset(&o, 0, sizeof(o));
 	o.exec_cmd = cmd;
 	o.stale_ms = DELIVER_STALE_MS_DEFAULT;
+	o.conf = &tconf;
 	o.exec_timeout_s = timeout_s;
 	return o;
 }
@@ -985,6 +1024,131 @@ t_run_follow(void **state)
 	store_close(s);
 }
 
+/* Run sql (several statements) on the store under test. */
+static void
+tsql(const struct tctx *c, const char *sql)
+{
+	if (c->pg) {
+		PGresult *res = PQexec(tpg_conn(c->dsn), sql);
+
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			fail_msg("%s: %s", sql, PQerrorMessage(tpg_conn(c->dsn)));
+		PQclear(res);
+	} else {
+		sqlite3 *db = NULL;
+		char *msg = NULL;
+
+		assert_int_equal(sqlite3_open(c->path, &db), SQLITE_OK);
+		(void)sqlite3_busy_timeout(db, 10000);
+		if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+			fail_msg("%s: %s", sql, msg);
+		sqlite3_close(db);
+	}
+}
+
+/* A release ("done") that fails as on a full disk (issue 11 item 1). */
+static void
+tdisk_full(const struct tctx *c, int on)
+{
+	if (on && c->pg)
+		tsql(c, "CREATE FUNCTION tfull() RETURNS trigger LANGUAGE "
+		    "plpgsql AS $$BEGIN IF NEW.state = 'done' THEN RAISE "
+		    "EXCEPTION 'could not extend file: No space left on "
+		    "device'; END IF; RETURN NEW; END$$; CREATE TRIGGER tfull "
+		    "BEFORE UPDATE ON delivery FOR EACH ROW EXECUTE FUNCTION "
+		    "tfull()");
+	else if (on)
+		tsql(c, "CREATE TRIGGER tfull BEFORE UPDATE ON delivery WHEN "
+		    "NEW.state = 'done' BEGIN SELECT RAISE(ABORT, "
+		    "'database or disk is full'); END");
+	else
+		tsql(c, c->pg ? "DROP TRIGGER tfull ON delivery; DROP "
+		    "FUNCTION tfull()" : "DROP TRIGGER tfull");
+}
+
+/* deliver_outage_fn counting starts and recoveries. */
+struct toutages {
+	int down, up;
+	char what[16];
+};
+
+static void
+toutage(void *arg, const struct deliver_outage *e)
+{
+	struct toutages *t = arg;
+
+	if (e->recovered) {
+		t->up++;
+		assert_true(e->retries > 0);
+		return;
+	}
+	t->down++;
+	assert_non_null(e->err);
+	(void)snprintf(t->what, sizeof(t->what), "%s", e->what);
+}
+
+/* The thread of t_release_retried: end the "full disk" after a while, then
+ * stop the deliverer once the row is done. */
+static void *
+tfull_main(void *arg)
+{
+	struct tfollow *f = arg;
+	struct timespec ts = { 0, 700000000 }, poll = { 0, 20000000 };
+	int i;
+
+	(void)nanosleep(&ts, NULL);
+	tdisk_full(f->c, 0);
+	for (i = 0; i < 500; i++) {
+		if (tq_int(f->c, "SELECT count(*) FROM delivery WHERE "
+		    "state = 'done'") == 1)
+			break;
+		(void)nanosleep(&poll, NULL);
+	}
+	atomic_store(&f->stop, 1);
+	if (f->c->pg)
+		PQclear(PQexec(tpg_conn(f->c->dsn), "NOTIFY as4gw_inbox"));
+	return NULL;
+}
+
+/*
+ * follow: a release that fails (full disk) is retried until the store
+ * works again: the message is handed over once, its row is done (not left
+ * 'claimed' for stale_ms), one outage start and one recovery reported.
+ */
+static void
+t_release_retried(void **state)
+{
+	struct tctx *c = *state;
+	struct deliver_counts n = { 0 };
+	struct tfollow f = { .c = c };
+	struct toutages out = { 0 };
+	struct deliver_opts o;
+	struct store *s;
+	struct err err = { 0 };
+	pthread_t th;
+
+	NEED(c);
+	s = topen(c);
+	taccept(s, "full@as4gw.test");
+	tdisk_full(c, 1);
+	atomic_init(&f.stop, 0);
+	o = tdir_opts(c);
+	o.follow = 1;
+	o.outage = toutage;
+	o.report_arg = &out;
+	assert_int_equal(pthread_create(&th, NULL, tfull_main, &f), 0);
+	assert_int_equal(deliver_run(s, &o, &f.stop, &n, &err), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(n.delivered, 1);
+	assert_int_equal(n.failed, 0);
+	assert_int_equal(out.down, 1);
+	assert_int_equal(out.up, 1);
+	assert_string_equal(out.what, "release");
+	tstate(c, "full@as4gw.test", "done", 1);
+	assert_int_equal(tentries(c->out), 1);
+	store_close(s);
+}
+
 /* A store that is not migrated: -1 with ERR_STORE from deliver_run. */
 static void
 t_store_error(void **state)
@@ -1005,6 +1169,124 @@ t_store_error(void **state)
 }
 
 /* ---- no backend needed ------------------------------------------------ */
+
+/* message.json: party type and id from the leg even when the value holds
+ * ':'; a name the configuration does not know is not split; a quoted
+ * "CompressionType" inside a property value is not a key. */
+static void
+t_json_parties(void **state)
+{
+	struct conf_party_id id = { TS("a:b"), TS("t:x") };
+	struct pmode_leg leg = {
+		.id = TS("L"), .from = { &id, 1, TS("t:x:a:b"), NULL },
+		.to = { &id, 1, TS("t:x:a:b"), TS("r") }, .service = TS("s"),
+	};
+	struct conf conf = { .legs = &leg, .n_legs = 1 };
+	struct store_part part = { 0, "c", "m",
+	    "{\"x\": \"\\\"CompressionType\\\": 1\"}", (const unsigned char *)"z",
+	    1 };
+	struct store_delivery d = { .message_id = "m", .from_party = "t:x:a:b",
+	    .to_party = "other:p", .service = "s", .action = "a",
+	    .pmode_id = "L", .parts = &part, .n_parts = 1 };
+	struct buf b = { 0 };
+
+	(void)state;
+	assert_int_equal(deliver_json(&b, &d, &conf), 0);
+	assert_int_equal(buf_append(&b, "", 1), 0);
+	assert_non_null(strstr(b.data, "\"from_party\": {\"type\": \"t:x\", "
+	    "\"id\": \"a:b\", \"role\": null}"));
+	assert_non_null(strstr(b.data, "\"to_party\": {\"type\": null, "
+	    "\"id\": null, \"role\": null}"));
+	assert_non_null(strstr(b.data, "\"service_type\": null"));
+	assert_non_null(strstr(b.data, "\"transformations\": []"));
+	buf_free(&b);
+	d.pmode_id = "gone";  /* a leg no longer configured */
+	d.to_party = "plain";
+	assert_int_equal(deliver_json(&b, &d, &conf), 0);
+	assert_int_equal(buf_append(&b, "", 1), 0);
+	assert_non_null(strstr(b.data, "\"from_party\": {\"type\": null, "
+	    "\"id\": null, \"role\": null}"));
+	assert_non_null(strstr(b.data, "\"to_party\": {\"type\": null, "
+	    "\"id\": \"plain\", \"role\": null}"));
+	buf_free(&b);
+}
+
+/* --exec: one program path runs without a shell; anything else with. */
+static void
+t_exec_direct(void **state)
+{
+	static const struct { const char *cmd; int direct; } t[] = {
+		{ "/usr/local/bin/backend.sh", 1 }, { "./hand-off", 1 },
+		{ "true", 1 }, { "/opt/a+b/x_y-1.2,3@%:", 1 },
+		{ "cp -r \"$1\" /x", 0 }, { "/bin/x arg", 0 },
+		{ "/bin/x;rm", 0 }, { "$HOME/x", 0 }, { "~/x", 0 },
+		{ "A=1", 0 }, { "x|y", 0 }, { "x*", 0 }, { "", 0 },
+		{ "x\ty", 0 }, { "'x'", 0 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (deliver_exec_direct(t[i].cmd) != t[i].direct)
+			fail_msg("%s: want %d", t[i].cmd, t[i].direct);
+}
+
+/* Entries of dir, dot entries included (but . and ..). */
+static size_t
+tcount_all(const char *dir)
+{
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	assert_non_null(d = opendir(dir));
+	while ((de = readdir(d)) != NULL)
+		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	(void)closedir(d);
+	return n;
+}
+
+/* Sweep: leftovers of a dead pid go; a live pid's (pid 1, ours) stay
+ * unless older than stale_ms (ours: never); other names stay. */
+static void
+t_sweep(void **state)
+{
+	char dir[] = "/tmp/as4gw-sweep-XXXXXX", p[512], h[65];
+	struct deliver_opts o;
+	pid_t dead;
+	int st;
+
+	(void)state;
+	memset(h, 'a', 64);
+	h[64] = '\0';
+	assert_non_null(mkdtemp(dir));
+	if ((dead = fork()) == 0)
+		_exit(0);
+	assert_int_equal(waitpid(dead, &st, 0), dead);
+	(void)snprintf(p, sizeof(p), "%s/.tmp-%s-%ld", dir, h, (long)dead);
+	assert_int_equal(mkdir(p, 0700), 0);
+	(void)snprintf(p, sizeof(p), "%s/.tmp-%s-%ld/part-0.bin", dir, h,
+	    (long)dead);
+	assert_int_equal(close(open(p, O_WRONLY | O_CREAT, 0600)), 0);
+	(void)snprintf(p, sizeof(p), "%s/.old-%s-%ld", dir, h, (long)dead);
+	assert_int_equal(mkdir(p, 0700), 0);
+	(void)snprintf(p, sizeof(p), "%s/.tmp-%s-1", dir, h);
+	assert_int_equal(mkdir(p, 0700), 0);
+	(void)snprintf(p, sizeof(p), "%s/.tmp-%s-%ld", dir, h, (long)getpid());
+	assert_int_equal(mkdir(p, 0700), 0);
+	(void)snprintf(p, sizeof(p), "%s/.tmp-other-%ld", dir, (long)dead);
+	assert_int_equal(mkdir(p, 0700), 0);
+	memset(&o, 0, sizeof(o));
+	o.to_dir = dir;
+	o.stale_ms = DELIVER_STALE_MS_DEFAULT;
+	assert_int_equal(deliver_sweep(&o), 2);
+	assert_int_equal(tcount_all(dir), 3);
+	o.stale_ms = 0;  /* pid 1 is alive, but its directory is "old" */
+	(void)nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+	assert_int_equal(deliver_sweep(&o), 1);
+	assert_int_equal(tcount_all(dir), 2);
+	rm_rf(dir);
+}
 
 /* 1 s doubling to 60 s. */
 static void
@@ -1080,6 +1362,7 @@ crash_child(const char *dsn, const char *dir)
 	memset(&o, 0, sizeof(o));
 	o.to_dir = dir;
 	o.stale_ms = 0;
+	o.conf = &tconf;
 	if (store_open(dsn, &s, &err) == -1)
 		return 3;
 	rc = deliver_one(s, &o, &err);
@@ -1095,7 +1378,8 @@ crash_child(const char *dsn, const char *dir)
 	BT(t_exec_success, ctx), BT(t_exec_failure, ctx), \
 	BT(t_exec_retry_doubles, ctx), BT(t_exec_timeout, ctx), \
 	BT(t_backoff_does_not_block, ctx), BT(t_run_max_and_stop, ctx), \
-	BT(t_run_follow, ctx), BT(t_store_error, ctx)
+	BT(t_run_follow, ctx), BT(t_release_retried, ctx), \
+	BT(t_store_error, ctx)
 
 /* The common group, then each backend; or the crash child. */
 int
@@ -1105,6 +1389,9 @@ main(int argc, char **argv)
 		cmocka_unit_test(t_backoff),
 		cmocka_unit_test(t_name),
 		cmocka_unit_test(t_opts_invalid),
+		cmocka_unit_test(t_json_parties),
+		cmocka_unit_test(t_exec_direct),
+		cmocka_unit_test(t_sweep),
 	};
 	const struct CMUnitTest sqlite_tests[] = { BACKEND_TESTS(&ctx_sqlite) };
 	const struct CMUnitTest pg_tests[] = { BACKEND_TESTS(&ctx_pg) };
