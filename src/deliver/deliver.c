@@ -30,6 +30,7 @@
 #include "../util/buf.h"
 #include "../util/clock.h"
 #include "../util/codec.h"
+#include "../util/fault.h"
 
 #define DELIVER_DIR_MODE 0750
 #define DELIVER_FILE_MODE 0640
@@ -162,6 +163,8 @@ deliver_fill(int tfd, const struct store_delivery *d, const struct conf *conf,
 	if (deliver_write_file(tfd, "message.json", b.data, b.len, sync,
 	    err) == -1)
 		goto out;
+	/* a kill here leaves DIR/.tmp-<name>-<pid> (deliver_sweep.c) */
+	fault_point("deliver.mid-write");
 	for (i = 0; i < d->n_parts; i++) {
 		(void)snprintf(f.s, sizeof(f.s), "part-%d.bin",
 		    d->parts[i].part_no);

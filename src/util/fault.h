@@ -15,6 +15,8 @@
  *   http.after-commit     COMMIT done (outcome new), answer not yet queued
  *   http.mid-response     part of the answer body sent, then killed
  *   deliver.after-claim   a delivery row claimed (committed), target untouched
+ *   deliver.mid-write     message.json written into the temporary directory,
+ *                         the payloads not yet
  *   deliver.after-target  the target succeeded, row not yet marked done
  */
 #ifndef AS4GW_FAULT_H

@@ -23,7 +23,8 @@ src/util/fault.h): for one store backend and one mode (a gateway fault point, or
      to what was sent, a delivery row, no payload or delivery row without its
      inbox row, the duplicates counter between Receipts-1 and sends-1.
 
-Then `as4gw deliver --to-dir` runs with deliver.after-claim / deliver.after-target
+Then `as4gw deliver --to-dir` runs with deliver.after-claim / deliver.mid-write /
+deliver.after-target
 killing it (restarted with --stale-seconds 0 to take the claim over) until the
 queue is empty, and every message must be delivered exactly once: one directory
 per MessageId with the payload bytes, no .tmp-* leftovers, every delivery row
@@ -57,7 +58,7 @@ GATEWAY_POINTS = ('store.after-insert', 'store.before-commit', 'http.after-commi
                   'http.mid-response')
 EXTERNAL = 'external'
 MODES = GATEWAY_POINTS + (EXTERNAL,)
-DELIVER_POINTS = ('deliver.after-claim', 'deliver.after-target')
+DELIVER_POINTS = ('deliver.after-claim', 'deliver.mid-write', 'deliver.after-target')
 
 ROLE = 'http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/'
 LEGS = f'''
@@ -406,7 +407,8 @@ class Figures:
                 f'(signed {self.signed})  sends {self.sends:>5}  retries {self.retries:>5}  '
                 f'no-answer {self.lost_answers:>4}  committed-unanswered '
                 f'{self.unacked_stored:>4}  transient {self.transient:>3}  '
-                f'deliver kills claim/target {d[DELIVER_POINTS[0]]}/{d[DELIVER_POINTS[1]]} '
+                f'deliver kills claim/write/target {d[DELIVER_POINTS[0]]}/'
+                f'{d[DELIVER_POINTS[1]]}/{d[DELIVER_POINTS[2]]} '
                 f'runs {self.deliver_runs} missed {self.deliver_missed} '
                 f'delivered {self.delivered} (again {self.redelivered})  '
                 f'violations {len(self.violations)}  {self.seconds:.1f}s')
@@ -775,6 +777,11 @@ class Harness:
         if not 1 <= len(claimed) <= kills:
             self.fig.violation(f'after {point}: {len(claimed)} claimed delivery rows after '
                                f'{kills} killed deliverers')
+        if point == 'deliver.mid-write' and not any(
+                e.startswith('.tmp-') for e in os.listdir(out)):
+            # the kill left a half-written directory (issue 11 item 1b): the
+            # next run must sweep it (_check_delivered finds any leftover)
+            self.fig.violation('deliver.mid-write fired but left no .tmp-* directory')
         elif point == 'deliver.after-target':
             mid = claimed[0]
             if self._check_message_dir(out, self.msgs.get(mid), mid):
@@ -826,7 +833,8 @@ class Harness:
         entries = set(os.listdir(out))
         for e in sorted(entries - set(names)):
             self.fig.violation(f'delivery directory {e}: '
-                               + ('temporary leftover' if e.startswith('.tmp-') else
+                               + ('temporary leftover (never swept)'
+                                  if e.startswith(('.tmp-', '.old-')) else
                                   'no MessageId sent has this name'))
         for name, m in names.items():
             if name not in entries:
@@ -865,7 +873,7 @@ def run_scenario(binary, pki, workdir, backend, mode, iterations, pg_admin_dsn=N
                 log(f'  {backend} {mode}: {it + 1}/{iterations} iterations, '
                     f'{len(h.fig.violations)} violations')
         if deliver_rounds is None:
-            deliver_rounds = max(2, iterations)
+            deliver_rounds = max(len(DELIVER_POINTS), iterations)
         if deliver_rounds >= 0:
             h.deliver(deliver_rounds)
     except HarnessError as e:

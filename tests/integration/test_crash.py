@@ -52,7 +52,7 @@ def test_crash_consistency(backend, mode, fault_bin, pki, signer, tmp_path):
     seed = int(os.environ.get('AS4GW_CRASH_SEED', random.randrange(1 << 30)))
     f = crashlib.run_scenario(fault_bin, pki, str(tmp_path / 'crash'), backend, mode,
                               ITERATIONS, pg_admin_dsn=PG_DSN, seed=seed,
-                              messages=MESSAGES, deliver_rounds=max(2, ITERATIONS),
+                              messages=MESSAGES, deliver_rounds=max(3, ITERATIONS),
                               signer=signer, log=lambda s: sys.stderr.write(s + '\n'))
     print(f.row())
     why = f'seed {seed} (AS4GW_CRASH_SEED): {f.row()}'

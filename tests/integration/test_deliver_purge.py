@@ -13,6 +13,7 @@ window (README "Retention").
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -308,7 +309,10 @@ def test_usage_and_store_errors(gateway, tmp_path):
         assert 'usage: as4gw' in p.stderr or 'invalid' in p.stderr
     bad = 'sqlite:/nonexistent-as4gw-dir/x.db'
     p = run_as4gw('deliver', '-c', gateway.config, '--db', bad, '--to-dir', tmp_path / 'o')
-    assert p.returncode == 1 and p.stderr.startswith('as4gw: store: '), p.stderr
+    # deliver's stderr is JSON lines, as serve's (issue 11 item 12)
+    lines = [json.loads(x) for x in p.stderr.splitlines()]
+    assert p.returncode == 1 and lines[-1]['level'] == 'error', p.stderr
+    assert lines[-1]['msg'].startswith('store: '), p.stderr
     p = run_as4gw('purge', '-c', gateway.config, '--db', bad)
     assert p.returncode == 1 and p.stderr.startswith('as4gw: store: '), p.stderr
     assert run_as4gw('deliver', '--help').returncode == 0
@@ -376,3 +380,162 @@ def test_background_purge_runs_despite_frequent_reloads(gateway_factory):
     assert metric(gw, 'as4gw_purge_last_success_timestamp_seconds') >= t0
     assert metric(gw, 'as4gw_purge_overdue') == 0
     assert metric(gw, 'as4gw_purged_total') == 3
+
+
+# ---- issue 11: start line, --exec without a shell, leftovers, message.json --------
+
+def log_lines(stderr):
+    """deliver's stderr: every line one JSON object (util/log.c)."""
+    return [json.loads(x) for x in stderr.splitlines()]
+
+
+def test_deliver_logs_a_json_start_line(gateway, tmp_path):
+    """Issue 11 item 12: deliver printed nothing at start; now one JSON line
+    naming the store (never a password), the target and the mode."""
+    out = tmp_path / 'out'
+    p = deliver(gateway, '--to-dir', out)
+    assert p.returncode == 0, p.stderr
+    lines = log_lines(p.stderr)
+    start = [x for x in lines if x.get('event') == 'deliver-start']
+    assert len(start) == 1, p.stderr
+    s = start[0]
+    assert s['level'] == 'info' and s['target'] == 'directory', s
+    assert s['to_dir'] == str(out) and s['mode'] == 'drain', s
+    if gateway.dsn.startswith('sqlite:'):
+        assert s['store'] == gateway.dsn, s
+    else:
+        assert s['store'].startswith('postgresql://'), s
+        assert '?' not in s['store'], s
+        pw = re.search(r'://[^:@/]*:([^@]*)@', gateway.dsn)
+        assert pw is None or pw.group(1) not in s['store'], s
+    p = deliver(gateway, '--exec', 'true', '--once')
+    s = [x for x in log_lines(p.stderr) if x.get('event') == 'deliver-start'][0]
+    assert (s['target'], s['exec'], s['mode']) == ('command', 'true', 'once'), s
+
+
+def test_deliver_exec_runs_a_program_path_with_the_directory(gateway, tmp_path):
+    """Issue 11 item 6c: `--exec /path/script.sh` ran as `sh -c /path/script.sh
+    sh DIR`, so the script got no argument; a CMD that is one program path now
+    runs as CMD DIR (no shell), any other CMD still through /bin/sh."""
+    mid = new_id()
+    push(gateway, mid, MESSAGES[0])
+    got = tmp_path / 'got'
+    got.mkdir()
+    script = tmp_path / 'hand-off.sh'
+    script.write_text(f'#!/bin/sh\n[ -d "$1" ] || exit 3\ncp -R "$1" "{got}/"\n'
+                      f'echo "$#" > "{got}/argc"\n')
+    script.chmod(0o755)
+    p = deliver(gateway, '--exec', script)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert p.stdout.splitlines() == [f'delivered {mid} (attempt 1)', 'delivered 1, failed 0']
+    check_delivered(gateway, got, mid, MESSAGES[0])
+    assert (got / 'argc').read_text() == '1\n'
+    # the shell form: a blank makes CMD a shell command line, DIR is its $1
+    mid2 = new_id()
+    push(gateway, mid2, MESSAGES[2])
+    p = deliver(gateway, '--exec', f'test "$#" = 1 && {script} "$1"')
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert p.stdout.splitlines()[-1] == 'delivered 1, failed 0', p.stdout
+    check_delivered(gateway, got, mid2, MESSAGES[2])
+
+
+def _dead_pid():
+    child = subprocess.Popen(['true'])
+    child.wait()
+    return child.pid
+
+
+def test_deliver_sweeps_leftovers_of_dead_deliverers(gateway, tmp_path):
+    """Issue 11 item 1b: a deliverer killed mid-write left DIR/.tmp-<name>-<pid>
+    forever.  At start deliver removes those of processes no longer alive and
+    keeps those of a live one (here: this test's own pid)."""
+    out = tmp_path / 'out'
+    out.mkdir()
+    dead = _dead_pid()
+    name = dirname(new_id())
+    (out / f'.tmp-{name}-{dead}').mkdir()
+    (out / f'.tmp-{name}-{dead}' / 'message.json').write_text('{')
+    (out / f'.old-{name}-{dead}').mkdir()
+    live = out / f'.tmp-{name}-{os.getpid()}'
+    live.mkdir()
+    (out / 'unrelated').mkdir()
+    p = deliver(gateway, '--to-dir', out)
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(out)) == sorted([live.name, 'unrelated'])
+    start = [x for x in log_lines(p.stderr) if x.get('event') == 'deliver-start'][0]
+    assert start['swept'] == '2', start
+
+
+def test_deliver_mid_write_kill_is_swept_on_redelivery(gateway, tmp_path):
+    """Issue 11 item 1b: kill -9 while writing (fault point deliver.mid-write),
+    then the redelivery writes the message and removes the half-written
+    directory: nothing but the message directory is left."""
+    mid = new_id()
+    push(gateway, mid, MESSAGES[1])
+    out = tmp_path / 'out'
+    p = deliver(gateway, '--to-dir', out, env={'AS4GW_FAULT': 'deliver.mid-write'})
+    if p.returncode == 0:
+        sys.stderr.write('\nSKIPPED (loudly): as4gw built without -Dfault_injection=true\n')
+        pytest.skip('NOT A FAULT BUILD: deliver.mid-write did not fire')
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    assert [e for e in os.listdir(out) if e.startswith('.tmp-')], os.listdir(out)
+    p = deliver(gateway, '--to-dir', out, '--stale-seconds', '0')
+    assert p.returncode == 0, p.stderr
+    assert os.listdir(out) == [dirname(mid)]
+    check_delivered(gateway, out, mid, MESSAGES[1], attempts=2)
+
+
+TYPED_PARTY = 'urn:oasis:names:tc:ebcore:partyid-type:iso6523:0088'
+TYPED_LEG = f'''
+  <pmode id="typed">
+    <from role="urn:as4gw:role:seller"><partyId type="{TYPED_PARTY}">ap:POP000123</partyId></from>
+    <to role="urn:as4gw:role:buyer"><partyId>urn:as4gw:dev:gateway</partyId></to>
+    <service type="urn:as4gw:service-type">invoicing</service>
+    <action>urn:as4gw:dev:Typed</action>
+    <security signing="required" encryption="required">
+      <signer><certificate>{{pki}}/sender.crt</certificate></signer>
+      <trust><anchor>{{pki}}/ca.crt</anchor></trust>
+    </security>
+  </pmode>
+'''
+
+
+def test_message_json_parties_transformations_and_digests(gateway_factory, pki, tmp_path):
+    """Issue 11 item 5: message.json gave party type and id joined by one colon
+    (unsplittable: the value holds ':'), no roles, no service type, and said
+    CompressionType for a part already decompressed.  Now type, id and role
+    apart, the service type, and per part its size, SHA-256 and what the
+    gateway undid (decrypted, decompressed)."""
+    gw = gateway_factory(legs=TYPED_LEG).start()
+    mid = new_id()
+    pay = tmp_path / 'invoice.xml'
+    body = b'<Invoice>' + b'x' * 5000 + b'</Invoice>'
+    pay.write_bytes(body)
+    p = run_as4gw('push', '--url', gw.url, '--from', f'{TYPED_PARTY}::ap:POP000123',
+                  '--from-role', 'urn:as4gw:role:seller',
+                  '--to', 'urn:as4gw:dev:gateway', '--to-role', 'urn:as4gw:role:buyer',
+                  '--service', 'urn:as4gw:service-type::invoicing',
+                  '--action', 'urn:as4gw:dev:Typed', '--message-id', mid,
+                  '--payload', pay, '--compress', '--sign',
+                  '--sign-cert', f'{pki}/sender.crt', '--sign-key', f'{pki}/sender.key',
+                  '--encrypt', '--recipient-cert', f'{pki}/gateway.crt',
+                  '--gateway-cert', f'{pki}/gateway.crt')
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / 'out'
+    p = deliver(gw, '--to-dir', out)
+    assert p.returncode == 0, p.stderr
+    d = out / dirname(mid, f'{TYPED_PARTY}:ap:POP000123')
+    meta = json.loads((d / 'message.json').read_text())
+    assert meta['from'] == f'{TYPED_PARTY}:ap:POP000123'   # kept as it was
+    assert meta['from_party'] == {'type': TYPED_PARTY, 'id': 'ap:POP000123',
+                                  'role': 'urn:as4gw:role:seller'}
+    assert meta['to_party'] == {'type': None, 'id': 'urn:as4gw:dev:gateway',
+                                'role': 'urn:as4gw:role:buyer'}
+    assert (meta['service'], meta['service_type']) == ('invoicing', 'urn:as4gw:service-type')
+    [part] = meta['parts']
+    data = (d / part['file']).read_bytes()
+    assert data == body
+    assert part['size'] == len(body)
+    assert part['sha256'] == hashlib.sha256(body).hexdigest()
+    assert part['transformations'] == ['decrypted', 'decompressed']
+    assert part['properties'].get('CompressionType') == 'application/gzip'  # as sent
