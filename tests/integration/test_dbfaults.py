@@ -9,8 +9,13 @@ test_server.py already covers sequential requests during a PostgreSQL outage
 (test_postgresql_outage_*) and restarts that no request noticed; this file adds
 concurrent load while the server goes away (fast and immediate shutdown),
 start-up without the server, and SQLite lock contention."""
+import hashlib
 import http.client
+import json
+import os
+import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -19,7 +24,7 @@ import time
 import pytest
 
 from as4msg import Answer, user_message
-from conftest import Gateway, free_port, new_id, run_as4gw, write_config
+from conftest import BIN, Gateway, free_port, new_id, run_as4gw, write_config
 
 STORE_SQLITE_BUSY_S = 10    # src/store/store.h STORE_SQLITE_BUSY_MS
 
@@ -361,4 +366,149 @@ def test_sqlite_lock_held_past_busy_timeout_is_503_then_recovers(tmp_path, pki):
         else:
             assert stored(gw, queued.mid) == ((0, 0, 0), None)
     finally:
+        assert gw.stop() == 0
+
+
+# ---- deliver --follow riding out store outages (issue 11 item 1) -------------------
+
+class Deliverer:
+    """`as4gw deliver --follow --to-dir OUT` in the background, its stdout and
+    stderr in files."""
+
+    def __init__(self, gw, out, *extra):
+        self.out, self.dir = out, out.parent
+        self.stdout = open(self.dir / 'deliver.out', 'w+')
+        self.stderr = open(self.dir / 'deliver.err', 'w+')
+        self.proc = subprocess.Popen([BIN, 'deliver', '-c', gw.config, '--to-dir', out,
+                                      '--follow', *extra],
+                                     stdout=self.stdout, stderr=self.stderr)
+
+    def stop(self):
+        """SIGTERM, then (exit status, stdout lines, stderr JSON lines)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait(timeout=30)
+        self.stdout.seek(0)
+        self.stderr.seek(0)
+        out, err = self.stdout.read().splitlines(), self.stderr.read().splitlines()
+        self.stdout.close()
+        self.stderr.close()
+        return rc, out, [json.loads(x) for x in err]
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _wait_all_done(gw, timeout=60):
+    """Until every delivery row is 'done' (the store answering): their ids."""
+    deadline = time.monotonic() + timeout
+    while True:
+        states = gw.store.query('SELECT message_id, state FROM delivery')
+        if states and all(s == 'done' for _, s in states):
+            return {m for m, _ in states}
+        assert time.monotonic() < deadline, \
+            f'not all delivered in {timeout}s: {[x for x in states if x[1] != "done"][:5]}'
+        time.sleep(0.1)
+
+
+def _check_once(gw, d, rc, lines, ids):
+    """Every stored message delivered exactly once: one 'delivered' line each,
+    one directory each and nothing else, attempts 1."""
+    assert rc == 0, (lines[-5:])
+    got = [ln.split()[1] for ln in lines if ln.startswith('delivered ') and '->' in ln]
+    assert sorted(got) == sorted(ids), (len(got), len(ids))
+    assert sorted(os.listdir(d.out)) == sorted(
+        hashlib.sha256(b'urn:as4gw:dev:sender\0' + m.encode()).hexdigest() for m in ids)
+    attempts = gw.store.query('SELECT attempts, count(*) FROM delivery GROUP BY attempts')
+    assert [tuple(a) for a in attempts] == [(1, len(ids))], attempts
+
+
+def _outages(log):
+    down = [x for x in log if x.get('event') == 'store-outage']
+    up = [x for x in log if x.get('event') == 'store-recovered']
+    return down, up
+
+
+def test_deliver_follow_rides_out_a_postgresql_restart(pg_server, tmp_path, pki):
+    """`deliver --follow` exited ("could not reconnect to postgresql: ... the
+    database system is shutting down", status 1) when PostgreSQL restarted.
+    Now it backs off, reconnects, LISTENs again and keeps going: every stored
+    message delivered exactly once, one log line when the outage starts and one
+    when it is over (not one per retry), and a message pushed afterwards is
+    delivered at once (the NOTIFY wake-up works again)."""
+    gw = Gateway(tmp_path, pki, pg_server.dsn, threads=4).start()
+    d = Deliverer(gw, tmp_path / 'out')
+    try:
+        with Load(gw, clients=3, pause=0.1) as load:
+            load.wait_receipts(15)
+            assert pg_server.stop('fast') == 0   # pg_ctl restart -m fast
+            time.sleep(1.5)
+            pg_server.start()
+            wait_ready(gw)
+            load.wait_receipts(load.receipts() + 15)
+        assert d.proc.poll() is None, 'deliver --follow exited during the restart'
+        ids = _wait_all_done(gw)
+        time.sleep(1.0)
+        late = new_push().send(gw)
+        assert late.receipt, late
+        t0 = time.monotonic()
+        _wait_all_done(gw)
+        waited = time.monotonic() - t0
+        rc, lines, log = d.stop()
+        _check_once(gw, d, rc, lines, ids | {late.mid})
+        assert waited < 3, f'delivered {waited:.1f}s after the push: no NOTIFY wake-up'
+        down, up = _outages(log)
+        assert len(down) == len(up) >= 1, log
+        assert len(down) <= 3, f'one line per outage, not per retry: {down}'
+        assert all(x['level'] == 'warn' and x['error'] for x in down), down
+        assert log[0]['event'] == 'deliver-start', log[0]
+    finally:
+        d.kill()
+        assert gw.stop() == 0
+
+
+def test_deliver_follow_rides_out_sqlite_commit_failures(tmp_path, pki):
+    """SQLite on a full disk: a claim that cannot commit, and a release of a
+    message already handed over that cannot commit ("could not release
+    delivery: database or disk is full", then the row waited --stale-seconds).
+    Now deliver keeps running, retries the release until it commits, and every
+    message is delivered exactly once, within seconds of the disk having room."""
+    gw = Gateway(tmp_path, pki, f'sqlite:{tmp_path}/full.db', threads=4).start()
+    path = gw.dsn[len('sqlite:'):]
+    d = Deliverer(gw, tmp_path / 'out')
+
+    def sql(text):
+        con = sqlite3.connect(path, timeout=30)
+        con.execute(text)
+        con.commit()
+        con.close()
+
+    try:
+        ids = set()
+        for when in ('', "WHEN NEW.state = 'done'"):   # every UPDATE; the release only
+            sql(f"CREATE TRIGGER full BEFORE UPDATE ON delivery {when} BEGIN "
+                "SELECT RAISE(ABORT, 'database or disk is full'); END")
+            pushes = [new_push().send(gw) for _ in range(4)]
+            assert all(p.receipt for p in pushes), pushes
+            ids |= {p.mid for p in pushes}
+            time.sleep(2.5)
+            states = dict(gw.store.query('SELECT message_id, state FROM delivery'))
+            assert all(states[p.mid] != 'done' for p in pushes), states
+            if when:   # handed over, its release failing: claimed, in its directory
+                assert sorted(states[p.mid] for p in pushes).count('claimed') == 1, states
+            assert d.proc.poll() is None, 'deliver --follow exited on a commit failure'
+            sql('DROP TRIGGER full')
+            t0 = time.monotonic()
+            _wait_all_done(gw, timeout=30)
+            assert time.monotonic() - t0 < 10, 'the row waited for --stale-seconds'
+        rc, lines, log = d.stop()
+        _check_once(gw, d, rc, lines, ids)
+        down, up = _outages(log)
+        assert len(down) == len(up) == 2, log
+        assert [x['what'] for x in down] == ['claim', 'release'], down
+        assert 'database or disk is full' in down[1]['error'], down
+    finally:
+        d.kill()
         assert gw.stop() == 0
