@@ -35,8 +35,8 @@
 	"  --exec CMD         run CMD on the message directory: a CMD that\n" \
 	"                     is one program path (no blanks, no shell\n" \
 	"                     characters) runs as CMD DIR, any other as\n" \
-	"                     /bin/sh -c CMD sh DIR (DIR is $1); exit status\n" \
-	"                     0 marks it delivered\n" \
+	"                     /bin/sh -c CMD sh DIR (DIR is $1); exit\n" \
+	"                     status 0 marks it delivered\n" \
 	"  --db DSN           store to use instead of the config's\n" \
 	"  --once             deliver at most one message (as --max 1)\n" \
 	"  --follow           wait for new messages until SIGTERM/SIGINT\n" \

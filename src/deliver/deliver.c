@@ -157,7 +157,8 @@ deliver_fill(int tfd, const struct store_delivery *d, const struct conf *conf,
 	int rc = -1;
 
 	if (deliver_json(&b, d, conf) == -1) {
-		err_set(err, ERR_INTERNAL, NULL, "could not build message.json");
+		err_set(err, ERR_INTERNAL, NULL,
+		    "could not build message.json");
 		goto out;
 	}
 	if (deliver_write_file(tfd, "message.json", b.data, b.len, sync,

@@ -50,7 +50,8 @@
  * Two deliveries of one message write byte-identical directories (the
  * attempt count is not in it; the report callback has it).
  *
- * Fault points deliver.after-claim and deliver.after-target sit here.
+ * Fault points deliver.after-claim, deliver.mid-write and
+ * deliver.after-target sit here.
  * Depends on store and util.
  */
 #ifndef AS4GW_DELIVER_H

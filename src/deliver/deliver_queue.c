@@ -12,6 +12,9 @@
  * deliverer sleeps DELIVER_OUTAGE_MIN_MS doubling to DELIVER_OUTAGE_MAX_MS;
  * the next store call reconnects (and store_wait LISTENs again).  The
  * caller hears of each outage twice: when it starts and when it is over.
+ * One window stays: a claim whose COMMIT went through but whose answer was
+ * lost with the connection leaves its row 'claimed' until stale_ms, when a
+ * deliverer takes it over (handed over once: it never reached the target).
  */
 #include "deliver_int.h"
 
