@@ -52,7 +52,7 @@
  *
  * Fault points deliver.after-claim, deliver.mid-write and
  * deliver.after-target sit here.
- * Depends on store and util.
+ * Depends on store, conf (the legs, for message.json) and util.
  */
 #ifndef AS4GW_DELIVER_H
 #define AS4GW_DELIVER_H
