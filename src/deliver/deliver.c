@@ -572,8 +572,8 @@ deliver_claimed(struct store *s, const struct deliver_opts *o,
 		fault_point("deliver.after-target");
 	else
 		retry = deliver_backoff_ms(d->attempts);
-	if (store_finish(s, d->from_party, d->message_id, ok, now, now + retry,
-	    err) == -1)
+	if (store_finish_error(s, d->from_party, d->message_id, ok, now,
+	    now + retry, ok ? NULL : terr.msg, err) == -1)
 		goto out;
 	deliver_report(o, d, name, retry, ok ? NULL : &terr);
 	if (!ok && err != NULL)
