@@ -19,6 +19,7 @@ int cli_pmode_check(int argc, char **argv);
 int cli_migrate(int argc, char **argv);
 int cli_deliver(int argc, char **argv);
 int cli_purge(int argc, char **argv);
+int cli_inbox(int argc, char **argv);
 
 /* ---- cli_common.c: shared by as4gw and as4gw-client ---- */
 

@@ -121,14 +121,16 @@ deliver_report(const struct deliver_opts *o, const struct store_delivery *d,
 }
 
 /*
- * Mark the row of d done (ok) or 'ready' again at retry_at, retrying while
- * the store fails: until it works or a stop is asked for (follow), or for
+ * Mark the row of d done (ok) or 'ready' again at retry_at with why (the
+ * target's error, for `as4gw inbox show`), retrying while the store fails:
+ * until it works or a stop is asked for (follow), or for
  * DELIVER_RELEASE_TRIES tries (otherwise).  0 ok, -1 gave up (the row then
  * waits for stale_ms).
  */
 static int
 deliver_release(struct store *s, struct deliver_retry *r,
-    const struct store_delivery *d, int ok, int64_t retry, struct err *err)
+    const struct store_delivery *d, int ok, int64_t retry, const char *why,
+    struct err *err)
 {
 	int64_t now;
 	int tries = 0;
@@ -136,8 +138,8 @@ deliver_release(struct store *s, struct deliver_retry *r,
 	for (;;) {
 		err_clear(err);
 		now = clock_epoch_ms();
-		if (store_finish(s, d->from_party, d->message_id, ok, now,
-		    now + retry, err) == 0)
+		if (store_finish_error(s, d->from_party, d->message_id, ok,
+		    now, now + retry, why, err) == 0)
 			return 0;
 		if (deliver_stopped(r) || (!r->o->follow &&
 		    ++tries >= DELIVER_RELEASE_TRIES))
@@ -166,7 +168,8 @@ deliver_claimed(struct store *s, struct deliver_retry *r,
 		fault_point("deliver.after-target");
 	else
 		retry = deliver_backoff_ms(d->attempts);
-	if (deliver_release(s, r, d, ok, retry, err) == -1)
+	if (deliver_release(s, r, d, ok, retry, ok ? NULL : terr.msg,
+	    err) == -1)
 		return -1;
 	deliver_retry_ok(r);
 	deliver_report(r->o, d, name, retry, ok ? NULL : &terr);

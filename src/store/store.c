@@ -6,10 +6,12 @@
 
 #include <inttypes.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store_int.h"
 #include "store_sql.h"
+#include "../util/codec.h"
 
 #define STORE_SQLITE_PREFIX "sqlite:"
 
@@ -141,17 +143,178 @@ store_claim(struct store *s, int64_t now_ms, int64_t stale_ms,
 	return rc;
 }
 
+/*
+ * The error text as stored: at most STORE_ERROR_MAX bytes, and bytes outside
+ * printable ASCII as '?' (PostgreSQL refuses text that is not valid UTF-8,
+ * and a failed release must never hinge on what a command printed).
+ */
+static void
+store_error_text(const char *error, char out[STORE_ERROR_MAX + 1])
+{
+	size_t i;
+
+	if (error == NULL || *error == '\0')
+		error = "hand-off failed";
+	for (i = 0; i < STORE_ERROR_MAX && error[i] != '\0'; i++)
+		out[i] = error[i] >= 0x20 && error[i] < 0x7f ? error[i] : '?';
+	out[i] = '\0';
+}
+
 /* Mark a claimed delivery done, or put it back for a retry (store.h). */
 int
 store_finish(struct store *s, const char *from_party, const char *message_id,
     int ok, int64_t now_ms, int64_t retry_at_ms, struct err *err)
 {
+	return store_finish_error(s, from_party, message_id, ok, now_ms,
+	    retry_at_ms, NULL, err);
+}
+
+/* store_finish() recording the error of a failed hand-off (store.h). */
+int
+store_finish_error(struct store *s, const char *from_party,
+    const char *message_id, int ok, int64_t now_ms, int64_t retry_at_ms,
+    const char *error, struct err *err)
+{
+	char text[STORE_ERROR_MAX + 1];
+
 	if (message_id == NULL || *message_id == '\0' ||
 	    strlen(message_id) > STORE_MESSAGE_ID_MAX || from_party == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "invalid finish:"
 		    " message id empty or too long, or no party");
+	store_error_text(error, text);
 	return s->ops->finish(s, from_party, message_id, ok != 0, now_ms,
-	    retry_at_ms, err);
+	    retry_at_ms, ok ? NULL : text, err);
+}
+
+/* The inbox rows of a MessageId, read-only (store.h); *ret only on 1. */
+int
+store_find(struct store *s, const char *message_id, const char *from_party,
+    struct arena *a, struct store_found **ret, struct err *err)
+{
+	struct store_found *f = NULL;
+	int rc;
+
+	if (message_id == NULL || *message_id == '\0' ||
+	    strlen(message_id) > STORE_MESSAGE_ID_MAX)
+		return 0;  /* no row can have it */
+	rc = s->ops->find(s, message_id, from_party, a, &f, err);
+	if (rc == 1)
+		*ret = f;
+	return rc;
+}
+
+/* A text column as a time or count: NULL is -1. */
+static int64_t
+store_found_int(const char *v)
+{
+	return v != NULL ? strtoll(v, NULL, 10) : -1;
+}
+
+/* A text column copied into a; NULL stays NULL; *bad set when out of memory. */
+static const char *
+store_found_str(struct arena *a, const char *v, int *bad)
+{
+	char *c;
+
+	if (v == NULL)
+		return NULL;
+	if ((c = arena_strdup(a, v)) == NULL)
+		*bad = 1;
+	return c;
+}
+
+/* The inbox and delivery columns of a result row into a new f. */
+static struct store_found *
+store_found_new(struct arena *a, const char *const *c)
+{
+	struct store_found *f = arena_calloc(a, 1, sizeof(*f));
+	const char *hex = c[STORE_FOUND_C_HASH];
+	int bad = f == NULL, i, hi, lo;
+
+	if (bad)
+		return NULL;
+	f->message_id = store_found_str(a, c[STORE_FOUND_C_ID], &bad);
+	f->from_party = store_found_str(a, c[STORE_FOUND_C_FROM], &bad);
+	f->to_party = store_found_str(a, c[STORE_FOUND_C_TO], &bad);
+	f->service = store_found_str(a, c[STORE_FOUND_C_SERVICE], &bad);
+	f->action = store_found_str(a, c[STORE_FOUND_C_ACTION], &bad);
+	f->conversation_id = store_found_str(a, c[STORE_FOUND_C_CONV], &bad);
+	f->agreement_ref = store_found_str(a, c[STORE_FOUND_C_AGREEMENT], &bad);
+	f->pmode_id = store_found_str(a, c[STORE_FOUND_C_PMODE], &bad);
+	f->source = store_found_str(a, c[STORE_FOUND_C_SOURCE], &bad);
+	f->state = store_found_str(a, c[STORE_FOUND_C_STATE], &bad);
+	f->last_error = store_found_str(a, c[STORE_FOUND_C_ERROR], &bad);
+	for (i = 0; hex != NULL && i < STORE_HASH_LEN; i++) {
+		hi = codec_hexval((unsigned char)hex[2 * i]);
+		lo = hi < 0 ? -1 : codec_hexval((unsigned char)hex[2 * i + 1]);
+		if (lo < 0)
+			break;
+		f->content_hash[i] = (unsigned char)(hi << 4 | lo);
+	}
+	f->received_at_ms = store_found_int(c[STORE_FOUND_C_RECEIVED]);
+	f->processed_at_ms = store_found_int(c[STORE_FOUND_C_PROCESSED]);
+	f->duplicates = store_found_int(c[STORE_FOUND_C_DUPLICATES]);
+	f->last_duplicate_at_ms = store_found_int(c[STORE_FOUND_C_LAST_DUP]);
+	f->attempts = (int)store_found_int(c[STORE_FOUND_C_ATTEMPTS]);
+	f->claimed_at_ms = store_found_int(c[STORE_FOUND_C_CLAIMED]);
+	f->not_before_ms = store_found_int(c[STORE_FOUND_C_NOT_BEFORE]);
+	f->last_error_at_ms = store_found_int(c[STORE_FOUND_C_ERROR_AT]);
+	f->done_at_ms = store_found_int(c[STORE_FOUND_C_DONE]);
+	return bad ? NULL : f;
+}
+
+/* Append the payload columns of a result row to f (arena, doubling). */
+static int
+store_found_part(struct arena *a, struct store_found *f, const char *const *c)
+{
+	struct store_found_part *p;
+	int bad = 0;
+
+	if (f->n_parts == 0 || (f->n_parts & (f->n_parts - 1)) == 0) {
+		p = arena_calloc(a, f->n_parts == 0 ? 1 : 2 * f->n_parts,
+		    sizeof(*p));
+		if (p == NULL)
+			return -1;
+		if (f->n_parts > 0)
+			memcpy(p, f->parts, f->n_parts * sizeof(*p));
+		f->parts = p;
+	}
+	p = &f->parts[f->n_parts];
+	p->part_no = (int)store_found_int(c[STORE_FOUND_C_PART_NO]);
+	p->content_id = store_found_str(a, c[STORE_FOUND_C_CID], &bad);
+	p->mime_type = store_found_str(a, c[STORE_FOUND_C_MIME], &bad);
+	p->size = store_found_int(c[STORE_FOUND_C_SIZE]);
+	if (bad)
+		return -1;
+	f->n_parts++;
+	return 0;
+}
+
+/* One result row of a find query (store_int.h). */
+int
+store_found_row(struct arena *a, const char *const *c,
+    struct store_found **head, struct store_found **tail, struct err *err)
+{
+	struct store_found *f = *tail;
+
+	if (c[STORE_FOUND_C_FROM] == NULL)
+		return err_set(err, ERR_STORE, NULL,
+		    "could not read inbox row: no sending party");
+	if (f == NULL || strcmp(f->from_party, c[STORE_FOUND_C_FROM]) != 0) {
+		if ((f = store_found_new(a, c)) == NULL)
+			goto oom;
+		if (*tail != NULL)
+			(*tail)->next = f;
+		else
+			*head = f;
+		*tail = f;
+	}
+	if (c[STORE_FOUND_C_PART_NO] != NULL && store_found_part(a, f, c) == -1)
+		goto oom;
+	return 0;
+oom:
+	return err_set(err, ERR_INTERNAL, NULL,
+	    "memory exhausted reading an inbox row");
 }
 
 /* A purge the caller built wrongly: no batch bound, or legs missing. */

@@ -104,6 +104,39 @@ struct store_purge {
 	int undelivered;
 };
 
+/*
+ * One inbox row as `as4gw inbox show` prints it (issue 11 item 10; store_find),
+ * with its payloads' sizes (never their bytes) and its delivery row.  Arena
+ * memory.  Times are ms since the epoch, -1 when not set.
+ */
+struct store_found_part {
+	int part_no;
+	const char *content_id;       /* may be NULL */
+	const char *mime_type;        /* may be NULL */
+	int64_t size;                 /* bytes of the final payload */
+};
+
+struct store_found {
+	const char *message_id, *from_party, *to_party, *service, *action;
+	const char *conversation_id;
+	const char *agreement_ref, *pmode_id, *source; /* may be NULL */
+	unsigned char content_hash[STORE_HASH_LEN];
+	int64_t received_at_ms, processed_at_ms;
+	int64_t duplicates, last_duplicate_at_ms;
+	const char *state;            /* ready|claimed|done; NULL: no row */
+	int attempts;
+	int64_t claimed_at_ms, not_before_ms;
+	const char *last_error;       /* the last failed hand-off's error, or
+	                               * NULL (kept once done) */
+	int64_t last_error_at_ms, done_at_ms;
+	struct store_found_part *parts; /* in part_no order */
+	size_t n_parts;
+	struct store_found *next;     /* the next party's row, or NULL */
+};
+
+/* Bytes of a delivery's last error kept (store_finish_error). */
+#define STORE_ERROR_MAX 1000
+
 struct store_stats {
 	int64_t inbox_rows;           /* approximate on PostgreSQL (planner estimate) */
 	int64_t delivery_ready;       /* exact */
@@ -123,11 +156,14 @@ struct store_ops {
 	    struct arena *a, struct store_delivery *ret, struct err *err);
 	int (*finish)(struct store *s, const char *from_party,
 	    const char *message_id, int ok, int64_t now_ms,
-	    int64_t retry_at_ms, struct err *err);
+	    int64_t retry_at_ms, const char *error, struct err *err);
 	int (*purge)(struct store *s, const struct store_purge *p,
 	    size_t *purged, size_t *kept, struct err *err);
 	int (*stats)(struct store *s, struct store_stats *ret, struct err *err);
 	int (*wait)(struct store *s, int timeout_ms, struct err *err);
+	int (*find)(struct store *s, const char *message_id,
+	    const char *from_party, struct arena *a, struct store_found **ret,
+	    struct err *err);
 };
 
 /* Every backend's handle starts with this. */
@@ -235,6 +271,27 @@ int store_claim(struct store *s, int64_t now_ms, int64_t stale_ms,
  */
 int store_finish(struct store *s, const char *from_party,
     const char *message_id, int ok, int64_t now_ms, int64_t retry_at_ms,
+    struct err *err);
+
+/*
+ * store_finish() that also records what happened for `as4gw inbox show`
+ * (migration sqlite 004 / postgresql 005): ok -> delivery.done_at = now_ms;
+ * !ok -> last_error = error (NULL: "hand-off failed"; cut at
+ * STORE_ERROR_MAX bytes, bytes outside printable ASCII as '?') and
+ * last_error_at = now_ms.  store_finish() is this with error NULL.
+ */
+int store_finish_error(struct store *s, const char *from_party,
+    const char *message_id, int ok, int64_t now_ms, int64_t retry_at_ms,
+    const char *error, struct err *err);
+
+/*
+ * Read-only: the inbox rows of message_id — of from_party only, or (NULL)
+ * of every sending party, in from_party order — each with its payloads
+ * and delivery row, read in one snapshot.  1 found (*ret, a list through
+ * next, arena memory), 0 none, -1 ERR_STORE (e.g. not migrated).
+ */
+int store_find(struct store *s, const char *message_id,
+    const char *from_party, struct arena *a, struct store_found **ret,
     struct err *err);
 
 /*

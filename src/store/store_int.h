@@ -26,4 +26,33 @@ int64_t store_clamp_ms(int64_t ms);
 int store_purge_legs(const struct store_purge *p, struct buf *json,
     int64_t *ret_max, struct err *err);
 
+/*
+ * The columns of a find query (store_find), in this order, every one as
+ * text (NULL for SQL NULL): the inbox row, its delivery row (LEFT JOIN),
+ * then one payload (LEFT JOIN: NULL part_no when it has none); times in
+ * ms since the epoch, the content hash in hex; rows in (from_party,
+ * part_no) order.  Both backends' queries yield these, so one decoder
+ * reads them.
+ */
+enum store_found_col {
+	STORE_FOUND_C_ID, STORE_FOUND_C_FROM, STORE_FOUND_C_TO,
+	STORE_FOUND_C_SERVICE, STORE_FOUND_C_ACTION, STORE_FOUND_C_CONV,
+	STORE_FOUND_C_AGREEMENT, STORE_FOUND_C_PMODE, STORE_FOUND_C_SOURCE,
+	STORE_FOUND_C_HASH, STORE_FOUND_C_RECEIVED, STORE_FOUND_C_PROCESSED,
+	STORE_FOUND_C_DUPLICATES, STORE_FOUND_C_LAST_DUP, STORE_FOUND_C_STATE,
+	STORE_FOUND_C_ATTEMPTS, STORE_FOUND_C_CLAIMED, STORE_FOUND_C_NOT_BEFORE,
+	STORE_FOUND_C_ERROR, STORE_FOUND_C_ERROR_AT, STORE_FOUND_C_DONE,
+	STORE_FOUND_C_PART_NO, STORE_FOUND_C_CID, STORE_FOUND_C_MIME,
+	STORE_FOUND_C_SIZE, STORE_FOUND_NCOLS
+};
+
+/*
+ * Add one result row (cols[STORE_FOUND_NCOLS]) to the list *head..*tail:
+ * a new entry when its from_party differs from *tail's, its payload (if
+ * any) appended to that entry.  Arena memory; 0, or -1 (ERR_INTERNAL out
+ * of memory, ERR_STORE a row without a party).
+ */
+int store_found_row(struct arena *a, const char *const *cols,
+    struct store_found **head, struct store_found **tail, struct err *err);
+
 #endif

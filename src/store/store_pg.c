@@ -772,6 +772,7 @@ static const struct store_ops store_pg_ops = {
 	.close = store_pg_close,
 	.claim = store_pg_queue_claim,
 	.finish = store_pg_queue_finish,
+	.find = store_pg_find,
 	.purge = store_pg_queue_purge,
 	.stats = store_pg_queue_stats,
 	.wait = store_pg_queue_wait,

@@ -89,16 +89,19 @@ const struct store_pg_stmt store_pg_queue_stmts[STORE_PGQ_COUNT] = {
 	    " ORDER BY p.part_no" },
 	/* $1 message id, $2 now, $3 sending party */
 	[STORE_PGQ_DONE] = { "as4gw_done", "mark delivery done", 3,
-	    "WITH d AS (UPDATE delivery SET state = 'done'"
+	    "WITH d AS (UPDATE delivery SET state = 'done',"
+	    " done_at = " STORE_PGQ_TS(2)
 	    " WHERE from_party = $3 AND message_id = $1"
 	    " AND state = 'claimed' RETURNING from_party, message_id)"
 	    " UPDATE inbox SET processed_at = " STORE_PGQ_TS(2)
 	    " FROM d WHERE inbox.from_party = d.from_party"
 	    " AND inbox.message_id = d.message_id" },
-	/* $1 message id, $2 not before, $3 sending party */
-	[STORE_PGQ_RETRY] = { "as4gw_retry", "release delivery", 3,
+	/* $1 message id, $2 not before, $3 sending party, $4 the error, $5
+	 * now */
+	[STORE_PGQ_RETRY] = { "as4gw_retry", "release delivery", 5,
 	    "UPDATE delivery SET state = 'ready', claimed_at = NULL,"
-	    " not_before = " STORE_PGQ_TS(2)
+	    " not_before = " STORE_PGQ_TS(2) ", last_error = $4,"
+	    " last_error_at = " STORE_PGQ_TS(5)
 	    " WHERE from_party = $3 AND message_id = $1"
 	    " AND state = 'claimed'" },
 	/*
@@ -259,7 +262,8 @@ store_pg_queue_claim(struct store *base, int64_t now_ms, int64_t stale_ms,
 		    "memory exhausted copying a claimed message");
 		(void)store_pg_queue_finish(base,
 		    PQgetvalue(res, 0, STORE_PGQ_C_FROM),
-		    PQgetvalue(res, 0, STORE_PGQ_C_ID), 0, now, now, NULL);
+		    PQgetvalue(res, 0, STORE_PGQ_C_ID), 0, now, now,
+		    "out of memory reading the message", NULL);
 	} else
 		rc = 1;
 out:
@@ -267,23 +271,27 @@ out:
 	return rc;
 }
 
-/* ok: 'done' and processed_at in one statement; else back to 'ready'. */
+/* ok: 'done' and processed_at in one statement; else back to 'ready' with
+ * the error. */
 int
 store_pg_queue_finish(struct store *base, const char *from_party,
     const char *message_id, int ok, int64_t now_ms, int64_t retry_at_ms,
-    struct err *err)
+    const char *error, struct err *err)
 {
 	struct store_pg *s = (struct store_pg *)base;
 	struct store_pg_params p;
-	char ms[24];
+	char ms[24], now[24];
 	PGresult *res;
 
 	memset(&p, 0, sizeof(p));
 	(void)snprintf(ms, sizeof(ms), "%" PRId64,
 	    store_clamp_ms(ok ? now_ms : retry_at_ms));
+	(void)snprintf(now, sizeof(now), "%" PRId64, store_clamp_ms(now_ms));
 	p.values[0] = message_id;
 	p.values[1] = ms;
 	p.values[2] = from_party;
+	p.values[3] = error;
+	p.values[4] = now;
 	res = store_pg_queue_run(s, ok ? STORE_PGQ_DONE : STORE_PGQ_RETRY, &p,
 	    err);
 	PQclear(res);

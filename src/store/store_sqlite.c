@@ -627,6 +627,7 @@ static const struct store_ops store_sqlite_ops = {
 	.close = store_sqlite_close,
 	.claim = store_sqlite_queue_claim,
 	.finish = store_sqlite_queue_finish,
+	.find = store_sqlite_find,
 	.purge = store_sqlite_queue_purge,
 	.stats = store_sqlite_queue_stats,
 	.wait = store_sqlite_queue_wait,

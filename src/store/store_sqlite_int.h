@@ -175,12 +175,17 @@ int store_sqlite_queue_claim(struct store *base, int64_t now_ms,
     struct err *err);
 int store_sqlite_queue_finish(struct store *base, const char *from_party,
     const char *message_id, int ok, int64_t now_ms, int64_t retry_at_ms,
-    struct err *err);
+    const char *error, struct err *err);
 int store_sqlite_queue_purge(struct store *base, const struct store_purge *p,
     size_t *purged, size_t *kept, struct err *err);
 int store_sqlite_queue_stats(struct store *base, struct store_stats *ret,
     struct err *err);
 int store_sqlite_queue_wait(struct store *base, int timeout_ms,
+    struct err *err);
+
+/* store_find (store_sqlite_find.c; see store.h). */
+int store_sqlite_find(struct store *base, const char *message_id,
+    const char *from_party, struct arena *a, struct store_found **ret,
     struct err *err);
 
 /* Finalize the queue's statements (at close); accepts none prepared. */

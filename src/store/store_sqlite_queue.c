@@ -85,7 +85,7 @@ static const struct {
 	    " FROM payload WHERE from_party = ?2 AND message_id = ?1"
 	    " ORDER BY part_no" },
 	[STORE_SQQ_DONE] = { "mark delivery done",
-	    "UPDATE delivery SET state = 'done'"
+	    "UPDATE delivery SET state = 'done', done_at = ?2"
 	    " WHERE from_party = ?3 AND message_id = ?1"
 	    " AND state = 'claimed'" },
 	[STORE_SQQ_PROCESSED] = { "mark inbox row processed",
@@ -93,7 +93,7 @@ static const struct {
 	    " WHERE from_party = ?3 AND message_id = ?1" },
 	[STORE_SQQ_RETRY] = { "release delivery",
 	    "UPDATE delivery SET state = 'ready', claimed_at = NULL,"
-	    " not_before = ?2"
+	    " not_before = ?2, last_error = ?4, last_error_at = ?5"
 	    " WHERE from_party = ?3 AND message_id = ?1"
 	    " AND state = 'claimed'" },
 	[STORE_SQQ_PURGE] = { "purge inbox rows",
@@ -364,10 +364,12 @@ out:
 	return rc;
 }
 
-/* Back to 'ready' after a failed hand-off (one autocommit statement). */
+/* Back to 'ready' after a failed hand-off, with its error (one autocommit
+ * statement). */
 static int
 store_sqlite_queue_retry(struct store_sqlite *s, const char *from_party,
-    const char *message_id, int64_t retry_at_ms, struct err *err)
+    const char *message_id, int64_t now_ms, int64_t retry_at_ms,
+    const char *error, struct err *err)
 {
 	sqlite3_stmt *st;
 	int b;
@@ -378,10 +380,13 @@ store_sqlite_queue_retry(struct store_sqlite *s, const char *from_party,
 	b = store_sqlite_bind_text(st, 1, message_id);
 	b |= sqlite3_bind_int64(st, 2, retry_at_ms);
 	b |= store_sqlite_bind_text(st, 3, from_party);
+	b |= store_sqlite_bind_text(st, 4, error);
+	b |= sqlite3_bind_int64(st, 5, now_ms);
 	return store_sqlite_queue_run(s, STORE_SQQ_RETRY, b, err);
 }
 
-/* ok: 'done' and processed_at, in one transaction (writer held). */
+/* ok: 'done', done_at and processed_at, in one transaction (writer
+ * held). */
 static int
 store_sqlite_queue_done(struct store_sqlite *s, const char *from_party,
     const char *message_id, int64_t now_ms, struct err *err)
@@ -393,6 +398,7 @@ store_sqlite_queue_done(struct store_sqlite *s, const char *from_party,
 		goto out;
 	st = s->q[STORE_SQQ_DONE];
 	b = store_sqlite_bind_text(st, 1, message_id);
+	b |= sqlite3_bind_int64(st, 2, now_ms);
 	b |= store_sqlite_bind_text(st, 3, from_party);
 	if (store_sqlite_queue_run(s, STORE_SQQ_DONE, b, err) == -1)
 		goto out;
@@ -410,11 +416,12 @@ out:
 	return store_sqlite_queue_end(s, rc, err);
 }
 
-/* ok: 'done' and processed_at; else back to 'ready' (store.h). */
+/* ok: 'done' and processed_at; else back to 'ready' with the error
+ * (store.h). */
 int
 store_sqlite_queue_finish(struct store *base, const char *from_party,
     const char *message_id, int ok, int64_t now_ms, int64_t retry_at_ms,
-    struct err *err)
+    const char *error, struct err *err)
 {
 	struct store_sqlite *h = (struct store_sqlite *)base;
 	struct store_sqlite *s = store_sqlite_writer_conn(h);
@@ -426,7 +433,7 @@ store_sqlite_queue_finish(struct store *base, const char *from_party,
 		    err);
 	else
 		rc = store_sqlite_queue_retry(s, from_party, message_id,
-		    retry_at_ms, err);
+		    now_ms, retry_at_ms, error, err);
 	store_sqlite_writer_unlock(h->w);
 	return rc;
 }

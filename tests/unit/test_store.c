@@ -28,9 +28,9 @@
 #define N_THREADS 16
 #define TSENDER "urn:oasis:names:tc:ebcore:partyid-type:unregistered:sender"
 #define BIG_LEN ((size_t)1 << 20)
-/* sqlite has migrations 001-003; postgresql also 003 (as4gw_accept), its
- * party key is 004 */
-#define N_MIGRATIONS(c) ((c)->pg ? 4 : 3)
+/* sqlite has migrations 001-004; postgresql also 003 (as4gw_accept), its
+ * party key is 004, its delivery history 005 */
+#define N_MIGRATIONS(c) ((c)->pg ? 5 : 4)
 #define RECEIVED_MS INT64_C(1767323045678)
 
 /* One backend under test; the state every test receives. */
@@ -2176,6 +2176,90 @@ t_open_bad_dsn(void **state)
 	store_close(NULL);
 }
 
+/* store_find of id (every party), expecting want (1 found, 0 none). */
+static struct store_found *
+tfind(struct store *s, struct arena *a, const char *id, const char *from,
+    int want)
+{
+	struct store_found *f = NULL;
+	struct err err = { 0 };
+	int rc = store_find(s, id, from, a, &f, &err);
+
+	if (rc == -1)
+		fail_msg("store_find %s: %s", id, err.msg);
+	assert_int_equal(rc, want);
+	return f;
+}
+
+/*
+ * Issue 11 item 10: store_find reads the inbox row, payload sizes and the
+ * delivery row with its history; store_finish_error records the error of a
+ * failed hand-off (cut, bytes outside printable ASCII as '?') and keeps it
+ * once done; done_at is the done time.
+ */
+static void
+t_find_history(void **state)
+{
+	struct tctx *c = *state;
+	char long_err[STORE_ERROR_MAX + 50];
+	struct store_found *f;
+	struct err err = { 0 };
+	struct arena *a;
+	struct store *s;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	(void)tfind(s, a, "q-1", NULL, 0);
+	tput(s, a, "q-1", 1000, "leg-1");
+	f = tfind(s, a, "q-1", NULL, 1);
+	assert_null(f->next);
+	assert_string_equal(f->from_party, TSENDER);
+	assert_string_equal(f->pmode_id, "leg-1");
+	assert_string_equal(f->source, "192.0.2.7");
+	assert_int_equal(f->received_at_ms, T0 + 1000);
+	assert_int_equal(f->content_hash[0], 0x42);
+	assert_int_equal(f->content_hash[STORE_HASH_LEN - 1], 0x42);
+	assert_int_equal(f->processed_at_ms, -1);
+	assert_int_equal(f->duplicates, 0);
+	assert_string_equal(f->state, "ready");
+	assert_int_equal(f->attempts, 0);
+	assert_null(f->last_error);
+	assert_int_equal(f->done_at_ms, -1);
+	assert_int_equal(f->n_parts, 2);
+	assert_string_equal(f->parts[0].content_id, "part1@as4gw.test");
+	assert_int_equal(f->parts[0].size, 4);
+	assert_int_equal(f->parts[1].size, sizeof(nul_bytes));
+	(void)tfind(s, a, "q-1", "another party", 0);
+	(void)tfind(s, a, "q-1", TSENDER, 1);
+	(void)tclaim(s, a, 10000, 60000, "q-1");
+	assert_int_equal(store_finish_error(s, TSENDER, "q-1", 0, T0 + 11000,
+	    T0 + 12000, "bad\x01 th\xc3\xa9ng", &err), 0);
+	f = tfind(s, a, "q-1", NULL, 1);
+	assert_string_equal(f->state, "ready");
+	assert_int_equal(f->attempts, 1);
+	assert_string_equal(f->last_error, "bad? th??ng");
+	assert_int_equal(f->last_error_at_ms, T0 + 11000);
+	assert_int_equal(f->not_before_ms, T0 + 12000);
+	(void)tclaim(s, a, 13000, 60000, "q-1");
+	memset(long_err, 'x', sizeof(long_err) - 1);
+	long_err[sizeof(long_err) - 1] = '\0';
+	assert_int_equal(store_finish_error(s, TSENDER, "q-1", 0, T0 + 14000,
+	    T0 + 14000, long_err, &err), 0);
+	f = tfind(s, a, "q-1", NULL, 1);
+	assert_int_equal(strlen(f->last_error), STORE_ERROR_MAX);
+	(void)tclaim(s, a, 15000, 60000, "q-1");
+	tfinish(s, "q-1", 1, 16000, 0);
+	f = tfind(s, a, "q-1", NULL, 1);
+	assert_string_equal(f->state, "done");
+	assert_int_equal(f->attempts, 3);
+	assert_int_equal(f->done_at_ms, T0 + 16000);
+	assert_int_equal(f->processed_at_ms, T0 + 16000);
+	assert_int_equal(f->last_error_at_ms, T0 + 14000);
+	store_close(s);
+	arena_free(a);
+}
+
 #define BT(f, ctx) cmocka_unit_test_prestate_setup_teardown(f, setup, \
 	teardown, ctx)
 #define BACKEND_TESTS(ctx) \
@@ -2193,7 +2277,8 @@ t_open_bad_dsn(void **state)
 	BT(t_wait, ctx), BT(t_concurrent_claim, ctx), BT(t_fault_accept, ctx), \
 	BT(t_probe, ctx), BT(t_accept_part_shapes, ctx), \
 	BT(t_accept_no_parts, ctx), BT(t_accept_streamed, ctx), \
-	BT(t_accept_then_use, ctx), BT(t_migrate_old_rows, ctx)
+	BT(t_accept_then_use, ctx), BT(t_migrate_old_rows, ctx), \
+	BT(t_find_history, ctx)
 
 /* ---- migration of a database of the previous version (bb574aa) ---- */
 
