@@ -55,8 +55,10 @@ struct http_server {
 };
 
 /* How long a store failure keeps /readyz at 503 when no push succeeded
- * after it (then the ping decides again). */
-#define HTTP_READY_FAIL_MS 30000
+ * after it (then the ping decides again): short, so a store that is back
+ * is ready again soon without traffic; a store that keeps failing keeps
+ * failing the pushes that arrive, and each one renews it. */
+#define HTTP_READY_FAIL_MS 5000
 
 /* Note one push's store result for /readyz (http.c). */
 void http_ready_note(struct http_server *srv, int store_failed);
