@@ -169,8 +169,8 @@ cli_replay_warning(const struct conf *c)
 	if (c->verify_at_ms == 0)
 		return;
 	clock_iso8601(c->verify_at_ms, at);
-	log_msg(LOG_WARN, "REPLAY MODE: certificate validity and "
-	    "wsu:Timestamp freshness are evaluated at %s, not now; "
+	log_msg(LOG_WARN, "REPLAY MODE: certificate validity, wsu:Timestamp "
+	    "freshness and eb:Timestamp age are evaluated at %s, not now; "
 	    "never run a production gateway like this", at);
 }
 
