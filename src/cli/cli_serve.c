@@ -81,7 +81,7 @@ cli_opts_parse(int argc, char **argv, const char *cmd, struct cli_opts *o)
 		}
 	}
 	if (o->config == NULL || optind != argc) {
-		fprintf(stderr, "usage: as4gw %s -c FILE [--listen HOST:PORT] [--db DSN] [--verify-at INSTANT]\n", cmd);
+		(void)fprintf(stderr, "usage: as4gw %s -c FILE [--listen HOST:PORT] [--db DSN] [--verify-at INSTANT]\n", cmd);
 		return 2;
 	}
 	return 0;

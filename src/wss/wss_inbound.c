@@ -585,7 +585,7 @@ wss_in_coverage(struct wss_in *in, struct err *err)
 		return wss_in_policy(err, "the SOAP Body is not signed");
 	if (in->timestamp != NULL && !(seen & WSS_IN_TIMESTAMP))
 		return wss_in_policy(err, "wsu:Timestamp is not signed");
-	for (i = 0; i < in->n_parts; i++)
+	for (i = 0; covered != NULL && i < in->n_parts; i++)
 		if (!covered[i])
 			return wss_in_policy(err, "a payload is not signed");
 	return 0;
