@@ -23,7 +23,7 @@ cli_global_init(void)
 
 	xml_global_init();
 	if (wss_global_init(&err) == -1) {
-		fprintf(stderr, "as4gw: %s\n", err.msg);
+		(void)fprintf(stderr, "as4gw: %s\n", err.msg);
 		return -1;
 	}
 	return 0;
@@ -84,10 +84,10 @@ cli_usage(FILE *out, const char *prog, const struct cli_cmd *cmds, size_t n)
 {
 	size_t i;
 
-	fprintf(out, "usage: %s COMMAND [options]\n\ncommands:\n", prog);
+	(void)fprintf(out, "usage: %s COMMAND [options]\n\ncommands:\n", prog);
 	for (i = 0; i < n; i++)
-		fprintf(out, "  as4gw %s\n", cmds[i].help);
-	fprintf(out, "\nas4gw COMMAND --help shows the options of a command\n");
+		(void)fprintf(out, "  as4gw %s\n", cmds[i].help);
+	(void)fprintf(out, "\nas4gw COMMAND --help shows the options of a command\n");
 }
 
 /* Run argv[1] from cmds; see cli.h. */
@@ -119,7 +119,7 @@ cli_dispatch(const char *prog, const struct cli_cmd *cmds, size_t n,
 		cli_global_shutdown();
 		return rc;
 	}
-	fprintf(stderr, "%s: unknown command \"%s\"\n", prog, argv[1]);
+	(void)fprintf(stderr, "%s: unknown command \"%s\"\n", prog, argv[1]);
 	cli_usage(stderr, prog, cmds, n);
 	return 2;
 }

@@ -182,7 +182,7 @@ cli_deliver_parse(int argc, char **argv, struct cli_deliver_opts *o)
 		}
 		if (cli_deliver_option(ch, optarg, o) == -1) {
 			if (ch != '?')
-				fprintf(stderr,
+				(void)fprintf(stderr,
 				    "as4gw: invalid value \"%s\" for --%s\n",
 				    optarg, longopts[idx].name);
 			goto usage;

@@ -402,6 +402,6 @@ cli_inbox(int argc, char **argv)
 		printf(CLI_INBOX_USAGE CLI_INBOX_HELP);
 		return 0;
 	}
-	fprintf(stderr, CLI_INBOX_USAGE);
+	(void)fprintf(stderr, CLI_INBOX_USAGE);
 	return 2;
 }

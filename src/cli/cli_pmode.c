@@ -84,6 +84,8 @@ cli_pmode_security(const struct conf *c, const struct pmode_leg *l)
 	(void)printf(", algorithms %s, timestamp skew %us",
 	    l->algorithms != NULL ? l->algorithms : "default",
 	    l->timestamp_skew_s);
+	if (l->timestamp == CONF_REQUIRED)
+		(void)printf(", signed wsu:Timestamp required");
 }
 
 /* One line per leg: id, parties, service, action, security. */
@@ -115,8 +117,9 @@ cli_pmode_warn_replay(const struct conf *c)
 		return;
 	clock_iso8601(c->verify_at_ms, at);
 	(void)fprintf(stderr, "WARNING: replay verifyAt %s is set: "
-	    "certificate validity and wsu:Timestamp freshness are evaluated at "
-	    "that instant, not now; never use this in production\n", at);
+	    "certificate validity, wsu:Timestamp freshness and eb:Timestamp age "
+	    "are evaluated at that instant, not now; never use this in "
+	    "production\n", at);
 }
 
 /* One line per certificate in the file at path (role says what it is

@@ -104,7 +104,7 @@ cli_purge(int argc, char **argv)
 	if ((rc = cli_purge_parse(argc, argv, &o)) != 0)
 		return rc == 1 ? 0 : rc;
 	if (o.now != NULL && clock_parse_iso8601(o.now, &now) == -1) {
-		fprintf(stderr,
+		(void)fprintf(stderr,
 		    "as4gw: invalid --now \"%s\" (an xsd:dateTime)\n", o.now);
 		return 2;
 	}

@@ -81,7 +81,7 @@ cli_opts_parse(int argc, char **argv, const char *cmd, struct cli_opts *o)
 		}
 	}
 	if (o->config == NULL || optind != argc) {
-		fprintf(stderr, "usage: as4gw %s -c FILE [--listen HOST:PORT] [--db DSN] [--verify-at INSTANT]\n", cmd);
+		(void)fprintf(stderr, "usage: as4gw %s -c FILE [--listen HOST:PORT] [--db DSN] [--verify-at INSTANT]\n", cmd);
 		return 2;
 	}
 	return 0;
@@ -169,8 +169,8 @@ cli_replay_warning(const struct conf *c)
 	if (c->verify_at_ms == 0)
 		return;
 	clock_iso8601(c->verify_at_ms, at);
-	log_msg(LOG_WARN, "REPLAY MODE: certificate validity and "
-	    "wsu:Timestamp freshness are evaluated at %s, not now; "
+	log_msg(LOG_WARN, "REPLAY MODE: certificate validity, wsu:Timestamp "
+	    "freshness and eb:Timestamp age are evaluated at %s, not now; "
 	    "never run a production gateway like this", at);
 }
 

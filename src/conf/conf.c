@@ -107,7 +107,7 @@ conf_policy_name(enum conf_policy p)
 /* Record "FILE:LINE: what" (or "FILE: what" when line <= 0) as ERR_CONF;
  * returns -1. */
 int
-conf_fail_line(const struct conf_ctx *x, long line, const char *fmt, ...)
+(conf_fail_line)(const struct conf_ctx *x, long line, const char *fmt, ...)
 {
 	char what[256];
 	va_list ap;

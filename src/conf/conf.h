@@ -82,7 +82,12 @@ struct pmode_leg {
 	 * rsa-1_5 and aes-cbc).  The gateway turns it into bits with
 	 * wss_alg_parse(); conf does not depend on wss. */
 	char *algorithms;
-	unsigned timestamp_skew_s;    /* timestampSkewSeconds, default 300, 0..3600 */
+	/* security/@timestamp: CONF_REQUIRED = every message must carry a
+	 * signed wsu:Timestamp (only with signing CONF_REQUIRED); default
+	 * CONF_OPTIONAL (checked when present) */
+	enum conf_policy timestamp;
+	unsigned timestamp_skew_s;    /* timestampSkewSeconds, default 300, 0..3600;
+	                               * also the eb:Timestamp's (ebms_age_check) */
 	int receipt_nrr;              /* 1: NRR receipt for signed messages (default) */
 	int retention_days;           /* 0 = the gateway default */
 };

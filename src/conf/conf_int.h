@@ -48,6 +48,12 @@ struct conf_ctx {
 int conf_fail_line(const struct conf_ctx *x, long line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+#ifdef __clang_analyzer__
+/* Always -1, for the analyzer (as err_set in err.h); conf.c defines it as
+ * (conf_fail_line) so that this does not expand there. */
+#define conf_fail_line(...) (conf_fail_line(__VA_ARGS__), -1)
+#endif
+
 /* Fail at the line of node (NULL: no line). */
 #define conf_fail(x, node, ...) \
 	conf_fail_line((x), (node) != NULL ? xmlGetLineNo(node) : -1L, \

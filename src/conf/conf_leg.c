@@ -146,8 +146,14 @@ conf_leg_policy(const struct conf_ctx *x, const xmlNode *node,
 
 	if (n != NULL &&
 	    (conf_leg_policy_attr(x, n, "signing", &leg->signing) == -1 ||
-	    conf_leg_policy_attr(x, n, "encryption", &leg->encryption) == -1))
+	    conf_leg_policy_attr(x, n, "encryption", &leg->encryption) == -1 ||
+	    conf_leg_policy_attr(x, n, "timestamp", &leg->timestamp) == -1))
 		return -1;
+	/* a wsu:Timestamp counts only signed (WS-Security 1.1 10), and only a
+	 * leg that requires signing can require a signed one */
+	if (leg->timestamp == CONF_REQUIRED && leg->signing != CONF_REQUIRED)
+		return conf_fail(x, n, "pmode \"%s\": security/@timestamp "
+		    "\"required\" needs signing=\"required\"", leg->id);
 	n = xml_child(node, CONF_NS, "receipt");
 	s = n != NULL ? conf_attr_get(x, n, "nonRepudiation") : NULL;
 	if (s == NULL)
@@ -328,6 +334,7 @@ conf_leg_one(struct conf_ctx *x, const xmlNode *node, struct pmode_leg *leg)
 
 	leg->signing = CONF_REQUIRED;
 	leg->encryption = CONF_OPTIONAL;
+	leg->timestamp = CONF_OPTIONAL;
 	leg->receipt_nrr = 1;
 	leg->timestamp_skew_s = CONF_SKEW_DEFAULT;
 	if (conf_attr(x, node, "id", &leg->id) == -1)

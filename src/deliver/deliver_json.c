@@ -94,7 +94,7 @@ deliver_json_compressed(const char *props)
 			continue;
 		while (isspace((unsigned char)*v))
 			v++;
-		return !(v[0] == '"' && v[1] == '"') && strncmp(v, "null", 4);
+		return !(v[0] == '"' && v[1] == '"') && strncmp(v, "null", 4) != 0;
 	}
 	return 0;
 }

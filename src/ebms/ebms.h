@@ -10,6 +10,7 @@
 #define AS4GW_EBMS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <libxml/tree.h>
 
@@ -119,6 +120,42 @@ int ebms_parse(struct arena *a, const struct ebms_schema *schema,
 int ebms_bind_parts(struct arena *a, struct ebms_user_message *um,
     const struct mime_message *mime, const struct soap_env *env,
     struct err *err);
+
+/*
+ * The age bound (ebms_age.c; README "Message age").  A message is stored at
+ * received_at >= eb:Timestamp - skew and purged once received_at < now -
+ * retention, so a replay of a purged message has an eb:Timestamp older than
+ * retention - skew at the instant it comes back.  Refusing everything older
+ * than retention - EBMS_AGE_MARGIN_MS (the largest skew the configuration
+ * allows: timestampSkewSeconds <= 3600) therefore refuses every replay of a
+ * purged message, whatever skew the leg had when the message was first
+ * accepted; the rest of the hour covers clock differences between gateway
+ * instances and the purge.
+ */
+#define EBMS_AGE_MARGIN_MS INT64_C(3600000)
+
+struct ebms_age {
+	int64_t max_age_ms;   /* oldest eb:Timestamp accepted: at - max_age_ms */
+	int64_t skew_ms;      /* newest accepted: at + skew_ms */
+};
+
+/* The bound for a retention of retention_days (>= 1) and a clock skew of
+ * skew_s seconds: max_age retention - EBMS_AGE_MARGIN_MS. */
+void ebms_age_bound(int retention_days, unsigned skew_s, struct ebms_age *ret);
+
+/* [*ret_from, *ret_until]: the instants (epoch ms) at which a message
+ * stamped ts_ms passes ebms_age_check(). */
+void ebms_age_window(int64_t ts_ms, const struct ebms_age *bound,
+    int64_t *ret_from, int64_t *ret_until);
+
+/*
+ * ebMS3 Core 5.2.2.1: um's eb:Timestamp at the instant at_ms (epoch ms) must
+ * be no older than bound->max_age_ms and no later than at_ms +
+ * bound->skew_ms.  0 ok; -1 EBMS:0101 (one fixed msg; detail for the log
+ * says which bound failed and by how much).
+ */
+int ebms_age_check(const struct ebms_user_message *um, int64_t at_ms,
+    const struct ebms_age *bound, struct err *err);
 
 /* Standard error codes (ebMS3 Core 6.7.1 and AS4 profile). */
 struct ebms_error_def {

@@ -31,6 +31,9 @@ soap_ignorable(const xmlNode *node)
 static int
 soap_check_root(xmlNodePtr root, struct soap_env *ret, struct err *err)
 {
+	if (root == NULL)
+		return err_soap(err, ERR_SOAP_SENDER, 400,
+		    "root element is not a SOAP Envelope");
 	if (xml_is(root, NS_SOAP12, "Envelope")) {
 		ret->version = SOAP_12;
 		return 0;
@@ -39,7 +42,7 @@ soap_check_root(xmlNodePtr root, struct soap_env *ret, struct err *err)
 		ret->version = SOAP_11;
 		return 0;
 	}
-	if (root != NULL && root->type == XML_ELEMENT_NODE &&
+	if (root->type == XML_ELEMENT_NODE &&
 	    strcmp((const char *)root->name, "Envelope") == 0)
 		/* SOAP 1.2 Part 1, 5.4.7: an Envelope of an unknown version */
 		return err_soap(err, ERR_SOAP_VERSION_MISMATCH, 400,

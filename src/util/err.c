@@ -1,3 +1,4 @@
+#define AS4GW_ERR_IMPL   /* the functions, not err.h's analyzer macros */
 #include "err.h"
 
 #include <stdio.h>

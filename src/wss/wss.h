@@ -205,6 +205,7 @@ struct wss_policy {
 	const struct wss_key *decrypt_key; /* NULL: nothing can be decrypted */
 	int64_t at_ms;                   /* instant for validity and timestamps; 0 = now */
 	int64_t skew_ms;                 /* allowed wsu:Timestamp clock skew */
+	int require_timestamp;           /* 1: a signed wsu:Timestamp is required (EBMS:0103 without) */
 	unsigned max_references;         /* default 30 */
 	unsigned max_transforms;         /* per reference, default 5 */
 	/* XML attachments are parsed under the request's limits (issue 10
@@ -255,7 +256,8 @@ struct wss_result {
  * pol->trust (never ds:KeyValue), the certificate bound to the leg and valid
  * at pol->at_ms; the references must cover exactly eb:Messaging, the SOAP
  * Body and every attachment in parts, each once, checked by node identity
- * after verification; wsu:Timestamp (if any) signed, single, fresh.
+ * after verification; wsu:Timestamp (if any, and required with
+ * pol->require_timestamp) signed, single, fresh.
  * Errors: EBMS:0101 authentication, EBMS:0102 decryption (always the same
  * msg and detail so there is no oracle), EBMS:0103 policy.
  */

@@ -238,7 +238,9 @@ wss_in_ts_field(struct arena *a, const xmlNode *ts, const char *name,
 
 /* WS-Security 1.1 SOAP Message Security 10: Created (required here) no
  * later than now + skew, not expired at now - skew, Expires not before
- * Created (NEGATIVE-CASES 45); that it is signed is checked with coverage. */
+ * Created (NEGATIVE-CASES 45); that it is signed is checked with coverage.
+ * A leg with require_timestamp refuses a Security header without one (a
+ * message without any Security header fails its required signing first). */
 static int
 wss_in_timestamp(struct wss_in *in, struct err *err)
 {
@@ -248,7 +250,8 @@ wss_in_timestamp(struct wss_in *in, struct err *err)
 	int hc, he;
 
 	if (in->timestamp == NULL)
-		return 0;
+		return in->pol->require_timestamp ?
+		    wss_in_policy(err, "message has no wsu:Timestamp") : 0;
 	hc = wss_in_ts_field(in->a, in->timestamp, "Created", &created);
 	he = wss_in_ts_field(in->a, in->timestamp, "Expires", &expires);
 	if (hc != 1 || he < 0)
@@ -582,7 +585,7 @@ wss_in_coverage(struct wss_in *in, struct err *err)
 		return wss_in_policy(err, "the SOAP Body is not signed");
 	if (in->timestamp != NULL && !(seen & WSS_IN_TIMESTAMP))
 		return wss_in_policy(err, "wsu:Timestamp is not signed");
-	for (i = 0; i < in->n_parts; i++)
+	for (i = 0; covered != NULL && i < in->n_parts; i++)
 		if (!covered[i])
 			return wss_in_policy(err, "a payload is not signed");
 	return 0;

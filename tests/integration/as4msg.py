@@ -3,6 +3,7 @@
 Written from the specs (ebMS3 Core 5, AS4 profile 5.1.2), not from the gateway's
 code, so the tests do not share the gateway's mistakes.
 """
+import datetime
 import uuid
 import xml.etree.ElementTree as ET
 
@@ -16,6 +17,12 @@ NS = {
 }
 ROLE_INIT = 'http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/initiator'
 ROLE_RESP = 'http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/responder'
+
+# The eb:Timestamp of every envelope built in this test run: fresh (the
+# gateway refuses a message older than its retention minus an hour, README
+# "Message age") and the same for all, so a message built twice is the same
+# bytes, as with the fixed stamp this used to be.
+SESSION_TS = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%S.000Z')
 
 DEV = dict(frm='urn:as4gw:dev:sender', to='urn:as4gw:dev:gateway',
            service='urn:as4gw:dev:service', action='urn:as4gw:dev:Deliver')
@@ -31,7 +38,7 @@ def envelope(message_id, frm=DEV['frm'], to=DEV['to'], service=DEV['service'],
              conversation='conv-1', extra_header='', props=None, timestamp=None,
              party_type=None):
     """A SOAP 1.2 envelope with one eb:UserMessage referencing cids."""
-    ts = timestamp or '2026-11-30T10:00:00.000Z'
+    ts = timestamp or SESSION_TS
     ptype = f' type="{esc(party_type)}"' if party_type else ''
     parts = ''.join(
         f'<eb:PartInfo href="cid:{esc(c)}"><eb:PartProperties>'

@@ -1,6 +1,7 @@
 """The inbox guarantees over HTTP against the real binary, on SQLite and PostgreSQL
 (issue 2, item 8; NEGATIVE-CASES 55-59)."""
 import concurrent.futures
+import datetime
 
 from as4msg import user_message
 from conftest import new_id
@@ -38,8 +39,11 @@ def test_retry_gets_byte_identical_receipt(gateway):
 def test_retry_resigned_with_new_timestamp_is_a_duplicate(gateway):
     """A sender that rebuilds the message (new Timestamp, new MIME boundary) is retrying."""
     mid = new_id()
-    first = gateway.post(*user_message(mid, timestamp='2026-11-30T10:00:00Z'))
-    second = gateway.post(*user_message(mid, timestamp='2026-11-30T10:05:00Z'))
+    # fresh stamps, five minutes apart (a fixed date would age past retention)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    stamps = [(now - datetime.timedelta(minutes=m)).strftime('%Y-%m-%dT%H:%M:%SZ') for m in (5, 0)]
+    first = gateway.post(*user_message(mid, timestamp=stamps[0]))
+    second = gateway.post(*user_message(mid, timestamp=stamps[1]))
     assert first.is_receipt and second.body == first.body
     assert gateway.store.counts(mid) == (1, 1, 1)
 

@@ -139,7 +139,7 @@ def test_two_user_messages(gateway):
 @pytest.mark.parametrize('mutate', [
     lambda e: e.replace('<eb:PartyId>urn:as4gw:dev:sender</eb:PartyId>', '<eb:PartyId></eb:PartyId>'),
     lambda e: e.replace(e[e.index('<eb:MessageId>'):e.index('</eb:MessageId>') + 15], ''),
-    lambda e: e.replace('2026-11-30T10:00:00.000Z', 'imaginary'),
+    lambda e: e.replace(as4msg.SESSION_TS, 'imaginary'),
     lambda e: e.replace('@as4gw-test</eb:MessageId>', 'x' * 300 + '@as4gw-test</eb:MessageId>'),
 ], ids=['empty-partyid', 'no-messageid', 'bad-timestamp', 'oversized-messageid'])
 def test_invalid_header(gateway, mutate):

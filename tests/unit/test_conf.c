@@ -128,6 +128,10 @@ static const struct conf_bad_case conf_bad_cases[] = {
 	    "'maxInclusive'] The value '3601'", 18 },
 	{ FIX "sec-skew-negative.xml", "Element 'timestampSkewSeconds': '-5' is "
 	    "not a valid value", 18 },
+	{ FIX "sec-timestamp-signing.xml", "pmode \"a\": security/@timestamp "
+	    "\"required\" needs signing=\"required\"", 15 },
+	{ FIX "sec-timestamp-never.xml", "attribute 'timestamp': [facet "
+	    "'enumeration'] The value 'never'", 15 },
 	{ FIX "replay-bad.xml", "not valid against the schema: Element "
 	    "'verifyAt': 'yesterday' is not a valid value of the atomic type "
 	    "'xs:dateTime'", 9 },
@@ -260,6 +264,7 @@ test_conf_minimal_defaults(void **state)
 	assert_ptr_not_equal(l->decrypt_key, c->sign_key);
 	assert_null(l->algorithms);
 	assert_int_equal(l->timestamp_skew_s, CONF_SKEW_DEFAULT);
+	assert_int_equal(l->timestamp, CONF_OPTIONAL);
 	assert_int_equal(CONF_SKEW_DEFAULT, 300);
 	conf_free(c);
 }
@@ -354,6 +359,7 @@ test_conf_full(void **state)
 	assert_string_equal(l->decrypt_key, FIX "dummy-key.pem");
 	assert_null(l->algorithms);
 	assert_int_equal(l->timestamp_skew_s, 3600);
+	assert_int_equal(l->timestamp, CONF_REQUIRED);
 	conf_free(c);
 }
 

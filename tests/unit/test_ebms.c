@@ -899,6 +899,63 @@ test_error_catalogue(void **state)
 	assert_string_equal(ebms_error_find("")->short_desc, "Other");
 }
 
+/*
+ * ebms_age_check (ebms_age.c): retention 2 days, skew 60 s at the instant
+ * T = 10^12 ms: accepted from T - (2 d - 1 h) to T + 60 s, both ends
+ * included; outside EBMS:0101 with the reason in the detail.
+ */
+static void
+test_age_check(void **state)
+{
+	static const int64_t T = INT64_C(1000000000000);
+	static const int64_t H = INT64_C(3600000);
+	static const struct {
+		int64_t ts;
+		int ok;
+		const char *detail;
+	} cases[] = {
+		{ INT64_C(1000000000000), 1, NULL },
+		{ INT64_C(1000000000000) - 47 * INT64_C(3600000), 1, NULL },
+		{ INT64_C(1000000000000) - 47 * INT64_C(3600000) - 1, 0,
+		    "47 h old" },
+		{ INT64_C(1000000000000) - 400 * INT64_C(3600000), 0,
+		    "not distinguishable from a replay" },
+		{ INT64_C(1000000000000) + 60000, 1, NULL },
+		{ INT64_C(1000000000000) + 60001, 0, "in the future" },
+	};
+	struct ebms_user_message um;
+	struct ebms_age bound;
+	int64_t from, until;
+	size_t i;
+
+	(void)state;
+	ebms_age_bound(2, 60, &bound);
+	assert_true(bound.max_age_ms == 47 * H);
+	assert_true(bound.skew_ms == 60000);
+	ebms_age_window(T, &bound, &from, &until);
+	assert_true(from == T - 60000 && until == T + 47 * H);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct err err = {0};
+		int rc;
+
+		memset(&um, 0, sizeof(um));
+		um.timestamp_ms = cases[i].ts;
+		rc = ebms_age_check(&um, T, &bound, &err);
+		if (rc != (cases[i].ok ? 0 : -1))
+			fail_msg("case %zu: rc %d", i, rc);
+		if (cases[i].ok) {
+			assert_int_equal(err.kind, ERR_NONE);
+			continue;
+		}
+		assert_int_equal(err.kind, ERR_EBMS);
+		assert_string_equal(err.ebms_code, "EBMS:0101");
+		assert_string_equal(err.msg,
+		    "eb:Timestamp outside the accepted window");
+		if (strstr(err.detail, cases[i].detail) == NULL)
+			fail_msg("case %zu: detail \"%s\"", i, err.detail);
+	}
+}
+
 int
 main(void)
 {
@@ -914,6 +971,7 @@ main(void)
 		cmocka_unit_test(test_parse_quirk_keeps_document),
 		cmocka_unit_test(test_bind_parts_corpus_missing),
 		cmocka_unit_test(test_error_catalogue),
+		cmocka_unit_test(test_age_check),
 	};
 
 	return cmocka_run_group_tests(tests, setup_schema, teardown_schema);

@@ -35,7 +35,9 @@ static const char config_fmt[] =
     "<as4gw xmlns=\"urn:as4gw:config:1\"><gateway>"
     "<store>sqlite:%s/gw.db</store>"
     "<signing><certificate>%s/gateway.crt</certificate>"
-    "<key>%s/gateway.key</key></signing></gateway>"
+    "<key>%s/gateway.key</key></signing>"
+    /* the messages below are judged at this instant (eb:Timestamp age) */
+    "<replay><verifyAt>2026-11-30T10:05:00Z</verifyAt></replay></gateway>"
     "<pmode id=\"t\"><from role=\"" ROLE "initiator\"><partyId>urn:a</partyId>"
     "</from><to role=\"" ROLE "responder\"><partyId>urn:b</partyId></to>"
     "<service>urn:s</service><action>A</action>"
@@ -45,7 +47,7 @@ static const char envelope_fmt[] =
     "<S:Envelope xmlns:S=\"http://www.w3.org/2003/05/soap-envelope\" "
     "xmlns:eb=\"http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/\">"
     "<S:Header><eb:Messaging S:mustUnderstand=\"true\"><eb:UserMessage>"
-    "<eb:MessageInfo><eb:Timestamp>2026-11-30T10:00:00Z</eb:Timestamp>"
+    "<eb:MessageInfo><eb:Timestamp>%s</eb:Timestamp>"
     "<eb:MessageId>%s</eb:MessageId></eb:MessageInfo><eb:PartyInfo>"
     "<eb:From><eb:PartyId>urn:a</eb:PartyId><eb:Role>" ROLE "initiator</eb:Role></eb:From>"
     "<eb:To><eb:PartyId>urn:b</eb:PartyId><eb:Role>" ROLE "responder</eb:Role></eb:To>"
@@ -55,20 +57,28 @@ static const char envelope_fmt[] =
     "</eb:PayloadInfo></eb:UserMessage></eb:Messaging></S:Header><S:Body/>"
     "</S:Envelope>";
 
-/* A multipart body with one payload; returns malloc'd bytes. */
+/* A multipart body with one payload stamped ts; returns malloc'd bytes. */
 static char *
-message(const char *mid, const char *action, const char *payload, size_t *ret_len)
+message_at(const char *mid, const char *action, const char *payload,
+    const char *ts, size_t *ret_len)
 {
 	char env[4096], *out = malloc(8192);
 	int n;
 
-	(void)snprintf(env, sizeof(env), envelope_fmt, mid, action);
+	(void)snprintf(env, sizeof(env), envelope_fmt, ts, mid, action);
 	n = snprintf(out, 8192,
 	    "--b\r\nContent-Type: application/soap+xml\r\n\r\n%s\r\n"
 	    "--b\r\nContent-Type: application/xml\r\nContent-ID: <p1>\r\n\r\n%s\r\n"
 	    "--b--\r\n", env, payload);
 	*ret_len = (size_t)n;
 	return out;
+}
+
+/* The same, stamped five minutes before the fixture's verifyAt. */
+static char *
+message(const char *mid, const char *action, const char *payload, size_t *ret_len)
+{
+	return message_at(mid, action, payload, "2026-11-30T10:00:00Z", ret_len);
 }
 
 static int
@@ -293,6 +303,75 @@ test_replay_path(void **state)
 	free(m);
 }
 
+/* Inbox rows of one MessageId in the fixture's SQLite file. */
+static int
+rows_of(struct fixture *f, const char *mid)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	char path[128];
+	int n = -1;
+
+	(void)snprintf(path, sizeof(path), "%s/gw.db", f->dir);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM inbox "
+	    "WHERE message_id = ?", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_bind_text(st, 1, mid, -1, SQLITE_STATIC),
+	    SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	(void)sqlite3_close(db);
+	return n;
+}
+
+/*
+ * eb:Timestamp age (README "Message age"), judged at the fixture's verifyAt
+ * 2026-11-30T10:05:00Z with the default retention (30 days) and skew (300
+ * s): the oldest accepted stamp is 30 days minus one hour before it, the
+ * newest 300 s after it; outside, EBMS:0101 and no row.
+ */
+static const struct {
+	const char *mid, *ts;
+	int ok;
+} age_cases[] = {
+	{"age1@test", "2026-10-31T11:05:00Z", 1},
+	{"age2@test", "2026-10-31T11:04:59.999Z", 0},
+	{"age3@test", "2026-11-30T10:10:00Z", 1},
+	{"age4@test", "2026-11-30T10:10:00.001Z", 0},
+	{"age5@test", "2026-11-30T12:05:00+02:00", 1},
+	{"age6@test", "2025-11-30T10:00:00Z", 0},
+};
+
+static void
+test_age(void **state)
+{
+	struct fixture *f = *state;
+	struct gateway_answer a;
+	size_t i, len;
+
+	for (i = 0; i < sizeof(age_cases) / sizeof(age_cases[0]); i++) {
+		char *m = message_at(age_cases[i].mid, "A", "<x/>",
+		    age_cases[i].ts, &len);
+
+		run(f, f->store, CT, m, len, &a);
+		assert_int_equal(a.status, 200);
+		if (age_cases[i].ok) {
+			assert_string_equal(a.outcome, "new");
+		} else {
+			if (a.ebms_code == NULL ||
+			    strcmp(a.ebms_code, "EBMS:0101") != 0)
+				fail_msg("%s: not EBMS:0101", age_cases[i].ts);
+			assert_non_null(strstr(a.err.detail, "eb:Timestamp"));
+			assert_non_null(strstr(a.body.data,
+			    "errorCode=\"EBMS:0101\""));
+		}
+		assert_int_equal(rows_of(f, age_cases[i].mid), age_cases[i].ok);
+		buf_free(&a.body);
+		free(m);
+	}
+}
+
 /* The table itself: keys, windows, long ids, a slot taken by another key. */
 static void
 test_replay_table(void **state)
@@ -366,6 +445,7 @@ main(void)
 		cmocka_unit_test(test_pmode_mismatch),
 		cmocka_unit_test(test_replay_path),
 		cmocka_unit_test(test_replay_table),
+		cmocka_unit_test(test_age),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

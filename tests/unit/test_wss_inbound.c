@@ -80,7 +80,7 @@ enum ts { TS_NONE = 0, TS_GOOD, TS_EXPIRED, TS_FUTURE, TS_BACKWARDS,
 enum pol { P_DEFAULT = 0, P_ENC_REQUIRED, P_ENC_NEVER, P_SIGN_NEVER,
 	P_SIGN_OPTIONAL, P_NO_RSA_SHA256, P_FUTURE, P_PAST, P_NO_TRUST,
 	P_MAX_REFS_3, P_ONLY_ENC, P_EC, P_EC_NO_ECDSA, P_ATTACKER_BOUND,
-	P_XML_NODES_1, P_XML_DEPTH_1, P_XML_MEMORY_1 };
+	P_XML_NODES_1, P_XML_DEPTH_1, P_XML_MEMORY_1, P_TS_REQUIRED };
 
 struct spec {
 	unsigned refs;        /* 0 = R_ALL */
@@ -314,6 +314,7 @@ policy(enum pol v, struct wss_policy *p)
 	case P_XML_NODES_1: p->max_xml_nodes = 1; break;
 	case P_XML_DEPTH_1: p->max_xml_depth = 1; break;
 	case P_XML_MEMORY_1: p->max_memory = 1; break;
+	case P_TS_REQUIRED: p->require_timestamp = 1; break;
 	default: break;
 	}
 }
@@ -711,6 +712,7 @@ test_valid_variants(void **state)
 	(void)state;
 	xml = sign_message(&ts);
 	expect("signed timestamp", xml, P_DEFAULT, NULL);
+	expect("signed timestamp, required", xml, P_TS_REQUIRED, NULL);
 	free(xml);
 	xml = sign_message(&sha512);
 	expect("rsa-sha512", xml, P_DEFAULT, NULL);
@@ -722,6 +724,8 @@ test_valid_variants(void **state)
 	expect("ecdsa-sha384, sha384", xml, P_EC, NULL);
 	free(xml);
 	xml = sign_default();
+	/* a leg requiring a signed wsu:Timestamp refuses one without */
+	expect("timestamp required, none", xml, P_TS_REQUIRED, "EBMS:0103");
 	/* a signature is verified even where the leg does not require one */
 	expect("signing never", xml, P_SIGN_NEVER, NULL);
 	expect("signing optional", xml, P_SIGN_OPTIONAL, NULL);
