@@ -139,6 +139,22 @@ http_post_rebind(struct MHD_Connection *conn, struct http_req *r,
 	return strcmp(url, now->conf->http_path) == 0;
 }
 
+/*
+ * A push the store failed (503): news for /readyz only when the store still
+ * answers a ping — it is reachable but cannot commit (SQLite on a full
+ * disk, a lock held past the busy timeout).  An unreachable store fails the
+ * ping that /readyz makes itself, and is ready again as soon as it is back.
+ */
+static void
+http_post_store_failed(struct http_req *r)
+{
+	struct err err = {0};
+	struct store *s = http_store(r->srv, &err);
+
+	if (s != NULL && store_ping(s, &err) == 0)
+		http_ready_note(r->srv, 1);
+}
+
 /* The whole body is in: run the AS4 pipeline and answer. */
 static int
 http_post_end(struct MHD_Connection *conn, struct http_req *r,
@@ -176,10 +192,11 @@ http_post_end(struct MHD_Connection *conn, struct http_req *r,
 	metrics_message(ans.outcome, ans.ebms_code, ans.status);
 	if (ans.status == 503)
 		metrics_store_error();
-	if (ans.status == 503 || (ans.outcome != NULL &&
-	    (strcmp(ans.outcome, "new") == 0 ||
-	    strcmp(ans.outcome, "duplicate") == 0)))
-		http_ready_note(r->srv, ans.status == 503);
+	if (ans.status == 503)
+		http_post_store_failed(r);
+	else if (ans.outcome != NULL && (strcmp(ans.outcome, "new") == 0 ||
+	    strcmp(ans.outcome, "duplicate") == 0))
+		http_ready_note(r->srv, 0);
 	http_post_log(r, &ans, &serr);
 	buf_free(&ans.body);
 	return rc;
