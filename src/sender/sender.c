@@ -6,12 +6,10 @@
  */
 #include "sender.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/err.h>
-#include <openssl/pem.h>
 
 #include "../wss/wss_int.h"
 
@@ -33,24 +31,13 @@ int
 sender_recipient_load(const char *path, struct sender_recipient **ret,
     struct err *err)
 {
-	BIO *bio = BIO_new_file(path, "r");
 	struct sender_recipient *r = NULL;
 	X509 *cert = NULL;
 	EVP_PKEY *pub;
 	int rc = -1;
 
-	if (bio == NULL) {
-		err_set(err, ERR_IO, NULL,
-		    "could not open certificate \"%s\": %s", path,
-		    strerror(errno));
+	if (wss_read_cert(path, &cert, err) == -1)
 		goto out;
-	}
-	cert = PEM_read_bio_X509(bio, NULL, wss_no_password, NULL);
-	if (cert == NULL) {
-		err_set(err, ERR_CONF, NULL,
-		    "could not read a PEM certificate from \"%s\"", path);
-		goto out;
-	}
 	pub = X509_get0_pubkey(cert);
 	if (pub == NULL || EVP_PKEY_get_base_id(pub) != EVP_PKEY_RSA) {
 		err_set(err, ERR_CONF, NULL, "certificate \"%s\" has no RSA "
@@ -68,7 +55,6 @@ sender_recipient_load(const char *path, struct sender_recipient **ret,
 out:
 	ERR_clear_error();
 	X509_free(cert);
-	BIO_free(bio);
 	return rc;
 }
 

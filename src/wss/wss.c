@@ -162,8 +162,8 @@ wss_no_password(char *buf, int size, int rwflag, void *u)
 	return -1;
 }
 
-/* The first certificate of a PEM file. */
-static int
+/* The first certificate of a PEM file; see wss_int.h. */
+int
 wss_read_cert(const char *path, X509 **ret, struct err *err)
 {
 	BIO *bio = BIO_new_file(path, "r");

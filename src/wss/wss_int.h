@@ -292,6 +292,10 @@ void wss_sign_drop(xmlNodePtr node);
 /* Are the parts usable for cid: references (each with a Content-ID)? */
 int wss_sign_parts_ok(const struct wss_part *parts, size_t n);
 
+/* wss.c: the first certificate of a PEM file into *ret (ERR_IO when it
+ * cannot be opened, ERR_CONF when it holds no PEM certificate). */
+int wss_read_cert(const char *path, X509 **ret, struct err *err);
+
 /* wss.c: PEM password callback that refuses, so an encrypted key or file is
  * an error rather than a prompt on the daemon's terminal (wss_trust.c too). */
 int wss_no_password(char *buf, int size, int rwflag, void *u);
