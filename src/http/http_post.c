@@ -140,10 +140,13 @@ http_post_rebind(struct MHD_Connection *conn, struct http_req *r,
 }
 
 /*
- * A push the store failed (503): news for /readyz only when the store still
- * answers a ping — it is reachable but cannot commit (SQLite on a full
- * disk, a lock held past the busy timeout).  An unreachable store fails the
- * ping that /readyz makes itself, and is ready again as soon as it is back.
+ * A push the store failed (503): news for /readyz only when the connection
+ * it used is still up and the store still answers a ping — it is reachable
+ * but cannot commit (SQLite on a full disk, a lock held past the busy
+ * timeout, a refusing trigger).  A push that lost its connection (PostgreSQL
+ * stopping, restarting, still starting up) says nothing about commits: an
+ * unreachable store fails the ping /readyz makes itself, and is ready again
+ * as soon as it answers.
  */
 static void
 http_post_store_failed(struct http_req *r)
@@ -151,7 +154,7 @@ http_post_store_failed(struct http_req *r)
 	struct err err = {0};
 	struct store *s = http_store(r->srv, &err);
 
-	if (s != NULL && store_ping(s, &err) == 0)
+	if (s != NULL && !store_lost(s) && store_ping(s, &err) == 0)
 		http_ready_note(r->srv, 1);
 }
 

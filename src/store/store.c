@@ -61,6 +61,13 @@ store_ping(struct store *s, struct err *err)
 	return s->ops->ping(s, err);
 }
 
+/* See store.h. */
+int
+store_lost(struct store *s)
+{
+	return s->ops->lost != NULL && s->ops->lost(s);
+}
+
 /* Required text fields: present, whatever their content. */
 static int
 store_check_fields(const struct store_message *m)

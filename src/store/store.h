@@ -149,6 +149,7 @@ struct store_ops {
 	const char *name;
 	int (*migrate)(struct store *s, struct err *err);
 	int (*ping)(struct store *s, struct err *err);
+	int (*lost)(struct store *s);  /* NULL: the backend has no connection */
 	int (*accept)(struct store *s, const struct store_message *m,
 	    struct arena *a, struct store_result *ret, struct err *err);
 	void (*close)(struct store *s);
@@ -184,6 +185,13 @@ int store_migrate(struct store *s, struct err *err);
 
 /* Cheap liveness check for /readyz; reconnects when the connection was lost. */
 int store_ping(struct store *s, struct err *err);
+
+/*
+ * 1 if the connection the last call used is gone (PostgreSQL: closed by the
+ * server or the network; the next call reconnects), 0 otherwise and always
+ * for SQLite.  No I/O: tells a failure of reach from a failure of commit.
+ */
+int store_lost(struct store *s);
 
 /*
  * The accept transaction (DESIGN.md "inbox"), all in ONE database

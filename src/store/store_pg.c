@@ -748,6 +748,15 @@ store_pg_ping(struct store *base, struct err *err)
 	return store_pg_begin(s, "SELECT 1", "reach postgresql", err);
 }
 
+/* The connection is gone; store_pg_ensure() replaces it on the next call. */
+static int
+store_pg_lost(struct store *base)
+{
+	struct store_pg *s = (struct store_pg *)base;
+
+	return PQstatus(s->conn) != CONNECTION_OK;
+}
+
 /*
  * Close the connection once a NOTIFY sent has been answered, but wait for
  * that at most STORE_PG_CLOSE_WAIT_MS (a shutdown must not hang on a lost
@@ -768,6 +777,7 @@ static const struct store_ops store_pg_ops = {
 	.name = "postgresql",
 	.migrate = store_pg_migrate,
 	.ping = store_pg_ping,
+	.lost = store_pg_lost,
 	.accept = store_pg_accept,
 	.close = store_pg_close,
 	.claim = store_pg_queue_claim,

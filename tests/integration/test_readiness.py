@@ -7,7 +7,7 @@ import re
 import sqlite3
 
 from as4msg import user_message
-from conftest import new_id
+from conftest import Gateway, make_dsn, new_id
 
 
 def execute(store, sql):
@@ -73,3 +73,38 @@ def test_drift_counted_under_its_code(gateway):
     assert ans.error_code == 'EBMS:0004', ans
     assert metric(gateway, 'as4gw_messages_total', 'outcome="drift"') == 1
     assert metric(gateway, 'as4gw_errors_total', 'code="EBMS:0004"') == before + 1
+
+
+KILL_ON = ("CREATE FUNCTION t_kill() RETURNS trigger LANGUAGE plpgsql AS $$ "
+           "BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); "
+           "PERFORM pg_sleep(5); RETURN NEW; END $$; "
+           "CREATE TRIGGER t_kill BEFORE INSERT ON inbox "
+           "FOR EACH ROW EXECUTE FUNCTION t_kill();")
+KILL_OFF = 'DROP TRIGGER t_kill ON inbox; DROP FUNCTION t_kill();'
+
+
+def test_readyz_ready_when_a_push_lost_its_connection(tmp_path, pki):
+    """CI failure of stop 16: a push whose PostgreSQL connection went away
+    mid-transaction (server restarting) was answered 503, and the ping that
+    followed — on a fresh connection to the returned server — made /readyz
+    say "store failing commits" for 5 s although every commit worked.  The
+    connection is cut here by the server itself (a trigger terminating its
+    own backend), deterministically: the push is 503 with nothing stored,
+    /readyz stays 200, and the next push is accepted."""
+    gateway = Gateway(tmp_path, pki, make_dsn('postgresql', tmp_path)).start()
+    try:
+        _lost_connection_not_failing(gateway)
+    finally:
+        assert gateway.stop() == 0
+
+
+def _lost_connection_not_failing(gateway):
+    execute(gateway.store, KILL_ON)
+    ans = gateway.post(*user_message(new_id()))
+    assert ans.status == 503, ans
+    execute(gateway.store, KILL_OFF)
+    assert gateway.store.totals() == (0, 0, 0)
+    assert [gateway.get('/readyz').status for _ in range(4)] == [200] * 4
+    ans = gateway.post(*user_message(new_id()))
+    assert ans.status == 200 and ans.is_receipt, ans
+    assert gateway.store.totals()[0] == 1
