@@ -9,6 +9,7 @@
 #include "../pmode/pmode.h"
 #include "../receipt/receipt.h"
 #include "../soap/soap.h"
+#include "../trust/trust.h"
 #include "../util/clock.h"
 #include "../xml/xml.h"
 
@@ -31,6 +32,23 @@ gateway_need(enum conf_policy p)
 {
 	return p == CONF_REQUIRED ? WSS_REQUIRED :
 	    p == CONF_OPTIONAL ? WSS_OPTIONAL : WSS_NEVER;
+}
+
+/* The trust of one leg: its signers, anchors and CRLs (src/trust). */
+static int
+gateway_trust(const struct pmode_leg *leg, struct trust **ret,
+    struct err *err)
+{
+	struct trust_files f = {
+		.signers = (const char *const *)leg->signer_certs,
+		.n_signers = leg->n_signer_certs,
+		.anchors = (const char *const *)leg->trust_anchors,
+		.n_anchors = leg->n_trust_anchors,
+		.crls = (const char *const *)leg->trust_crls,
+		.n_crls = leg->n_trust_crls,
+	};
+
+	return trust_new(&f, ret, err);
 }
 
 /* Build the WS-Security policy of one leg: allowlist, trust, decryption key. */
@@ -59,11 +77,7 @@ gateway_leg_init(const struct gateway *gw, const struct pmode_leg *leg,
 	p->max_xml_nodes = c->limits.max_attachment_xml_nodes;
 	p->max_xml_attributes = c->limits.max_xml_attributes;
 	p->max_memory = c->limits.request_memory_bytes;
-	if (leg->n_signer_certs > 0 &&
-	    wss_trust_new((const char *const *)leg->signer_certs,
-	    leg->n_signer_certs, (const char *const *)leg->trust_anchors,
-	    leg->n_trust_anchors, (const char *const *)leg->trust_crls,
-	    leg->n_trust_crls, &gl->trust, err) == -1)
+	if (leg->n_signer_certs > 0 && gateway_trust(leg, &gl->trust, err) == -1)
 		goto fail;
 	p->trust = gl->trust;
 	if (strcmp(leg->decrypt_cert, c->sign_cert) != 0 ||
@@ -120,7 +134,7 @@ gateway_free(struct gateway *gw)
 	if (gw == NULL)
 		return;
 	for (i = 0; gw->legs != NULL && i < gw->conf->n_legs; i++) {
-		wss_trust_free(gw->legs[i].trust);
+		trust_free(gw->legs[i].trust);
 		wss_key_free(gw->legs[i].decrypt_key);
 	}
 	free(gw->legs);

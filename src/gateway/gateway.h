@@ -20,7 +20,7 @@
 /* The WS-Security side of one P-Mode leg, built once from the config. */
 struct gateway_leg {
 	struct wss_policy policy;
-	struct wss_trust *trust;     /* owned; NULL when the leg trusts no signer */
+	struct trust *trust;         /* owned; NULL when the leg trusts no signer */
 	struct wss_key *decrypt_key; /* owned, or NULL when it is the gateway's key */
 };
 

@@ -174,25 +174,8 @@ int wss_alg_parse(const char *list, unsigned *ret_bits, struct err *err);
 /* The bit for an algorithm URI, or 0 when the URI is not one we know. */
 unsigned wss_alg_from_uri(const char *uri);
 
-/*
- * Trust for one P-Mode leg (wss_trust.c): the certificates bound to the
- * leg's eb:From party (the only ones whose key may verify its messages) and
- * the trust anchors their chains must reach.  Immutable once built; shared
- * by all threads.
- */
-struct wss_trust;
-
-/* Load PEM files (each may hold several certificates; one without any is
- * an error naming it).  Signer and anchor lists must be non-empty
- * (ERR_CONF).  crl_files (PEM, several per file, or one DER CRL; may be
- * NULL when n_crls is 0): with any, wss_trust_check() also refuses a signer
- * certificate revoked by its issuer's CRL, and one whose issuer has no CRL
- * current at the instant (only the signer is checked, not its CAs). */
-int wss_trust_new(const char *const *signer_files, size_t n_signers,
-    const char *const *anchor_files, size_t n_anchors,
-    const char *const *crl_files, size_t n_crls,
-    struct wss_trust **ret, struct err *err);
-void wss_trust_free(struct wss_trust *t);
+/* Who may sign for a leg's party: src/trust (trust.h). */
+struct trust;
 
 /* One policy per P-Mode leg, built once by the gateway from the config. */
 enum wss_need { WSS_NEVER = 0, WSS_OPTIONAL, WSS_REQUIRED };
@@ -201,7 +184,7 @@ struct wss_policy {
 	enum wss_need signing;
 	enum wss_need encryption;
 	unsigned algs;                   /* allowed enum wss_alg bits */
-	const struct wss_trust *trust;   /* NULL: no signature can be trusted */
+	const struct trust *trust;       /* NULL: no signature can be trusted */
 	const struct wss_key *decrypt_key; /* NULL: nothing can be decrypted */
 	int64_t at_ms;                   /* instant for validity and timestamps; 0 = now */
 	int64_t skew_ms;                 /* allowed wsu:Timestamp clock skew */

@@ -1,7 +1,7 @@
 /*
  * wss_certinfo.c — what an operator needs to know of the certificates in a
  * PEM file before a reload (`as4gw pmode-check`): subject, serial number
- * and validity of each.  Reading only; trust decisions are wss_trust.c's.
+ * and validity of each.  Reading only; trust decisions are src/trust's.
  */
 #include "wss.h"
 

@@ -2,7 +2,7 @@
  * wss_inbound.c — the WS-Security header of an incoming UserMessage under
  * the leg's policy: our Security header, duplicate IDs, the Timestamp,
  * decryption (wss_decrypt.c), then the signature: our own walk of SignedInfo
- * against the allowlists before any crypto, key and trust (wss_trust.c),
+ * against the allowlists before any crypto, key (wss_keyinfo.c) and trust (src/trust),
  * xmlsec with the SwA transforms (wss_swa.c), and reference coverage by node
  * identity (signature wrapping defence; DESIGN.md "Security rules").
  *
@@ -19,7 +19,7 @@
  *    content on a leg that never encrypts is refused before any crypto;
  *  - with encryption required, a payload in the SOAP Body (which cannot be
  *    decrypted here) is refused like an unencrypted attachment.
- * The key comes only from wss_trust_resolve(): the context has no keys
+ * The key comes only from wss_keyinfo_resolve(): the context has no keys
  * manager and signKey is set, so xmlsec never reads KeyInfo.
  * Codes (ebMS3 Core 6.7.2): EBMS:0101 FailedAuthentication, EBMS:0102
  * FailedDecryption (wss_decrypt), EBMS:0103 PolicyNoncompliance.
@@ -41,6 +41,7 @@
 #include <xmlsec/xmldsig.h>
 #include <xmlsec/openssl/evp.h>
 
+#include "../trust/trust.h"
 #include "../util/arena.h"
 #include "../util/clock.h"
 #include "../xml/xml.h"
@@ -603,9 +604,9 @@ wss_in_key(struct wss_in *in, xmlSecKeyPtr *ret, struct err *err)
 		return wss_in_auth(err, "no signer certificates for this leg");
 	if (ki == NULL)
 		return wss_in_auth(err, "signature without KeyInfo");
-	if (wss_trust_resolve(in->pol->trust, in->a, in->doc, ki, &in->cert,
+	if (wss_keyinfo_resolve(in->pol->trust, in->a, in->doc, ki, &in->cert,
 	    &in->chain, err) < 0 ||
-	    wss_trust_check(in->pol->trust, in->cert, in->chain,
+	    trust_chain_check(in->pol->trust, in->cert, in->chain,
 	    in->pol->at_ms, err) < 0)
 		return -1;
 	pub = X509_get_pubkey(in->cert);
@@ -738,7 +739,7 @@ wss_in_signature(struct wss_in *in, struct wss_result *res, struct err *err)
  * When would the same request pass again (wss_result.replayable)?  Always,
  * unless its wsu:Timestamp (WS-Security 10: Created <= at + skew, Expires >
  * at - skew, as wss_in_timestamp checks) or its signer's certificate chain
- * (a window wss_trust_check learnt; unknown with CRLs or a chain from the
+ * (a window trust_chain_check learnt; unknown with CRLs or a chain from the
  * message: then not replayable) bound it.
  */
 static void
@@ -747,7 +748,7 @@ wss_in_window(const struct wss_in *in, struct wss_result *res)
 	int64_t from = in->ts_from, until = in->ts_until, cf, cu;
 
 	if (res->verified) {
-		if (in->chain != NULL || wss_trust_window(in->pol->trust,
+		if (in->chain != NULL || trust_chain_window(in->pol->trust,
 		    in->cert, &cf, &cu) != 1)
 			return;
 		from = cf > from ? cf : from;

@@ -231,7 +231,7 @@ size_t wss_cipher_key_len(const char *uri);
 int wss_sigvalue_check(struct arena *a, xmlNodePtr signature, X509 *cert,
     unsigned algs, struct err *err);
 
-/* ---- wss_trust.c ---- */
+/* ---- wss_keyinfo.c ---- */
 
 /*
  * Resolve the signing certificate named by a ds:KeyInfo: a
@@ -239,36 +239,17 @@ int wss_sigvalue_check(struct arena *a, xmlNodePtr signature, X509 *cert,
  * or X509PKIPathv1: leaf = last in path; the rest returned in *ret_chain),
  * a KeyIdentifier (X509SubjectKeyIdentifier, or X509v3 with the certificate
  * inline), or ds:X509Data/X509IssuerSerial — the last two resolved against
- * the signer certificates of t.  Never ds:KeyValue.  The certificate and
- * chain are owned by the arena; *ret_chain is NULL unless the token is a
- * PKIPath (ret_chain may be NULL).  Also accepted: KeyIdentifier
- * ThumbprintSHA1 (WSS 1.1), ds:X509SKI and ds:X509Certificate, ds:X509Data
- * directly in ds:KeyInfo; a BST must sit in wsse:Security.
- * Failure -> EBMS:0101.
+ * the signer certificates of t (trust_find_*).  Never ds:KeyValue.  The
+ * certificate and chain are owned by the arena; *ret_chain is NULL unless
+ * the token is a PKIPath (ret_chain may be NULL).  Also accepted:
+ * KeyIdentifier ThumbprintSHA1 (WSS 1.1), ds:X509SKI and
+ * ds:X509Certificate, ds:X509Data directly in ds:KeyInfo; a BST must sit in
+ * wsse:Security.  Whether the certificate may sign is trust_chain_check()'s
+ * question.  Failure -> EBMS:0101.
  */
-int wss_trust_resolve(const struct wss_trust *t, struct arena *a,
+int wss_keyinfo_resolve(const struct trust *t, struct arena *a,
     xmlDocPtr doc, xmlNodePtr key_info, X509 **ret_cert,
     STACK_OF(X509) **ret_chain, struct err *err);
-
-/*
- * The certificate may verify this leg's messages: it is one of t's signer
- * certificates (DER-equal), it chains (with the untrusted chain) to one of
- * t's anchors, and it and the chain are valid at at_ms (0 = now).  Else
- * EBMS:0101 with the reason in err.detail.  Anchors need not be self-signed
- * (X509_V_FLAG_PARTIAL_CHAIN: eDelivery AS4 1.15 allows chain prefixes); a
- * keyUsage without digitalSignature is refused; no revocation check yet.
- */
-int wss_trust_check(const struct wss_trust *t, X509 *cert,
-    STACK_OF(X509) *chain, int64_t at_ms, struct err *err);
-
-/*
- * The instants (epoch ms, inclusive) within which cert, a signer of t, was
- * found to chain validly by an earlier wss_trust_check() that did not
- * depend on CRLs or on certificates from the message: 1 known (*ret_from_ms,
- * *ret_until_ms written), 0 not known.
- */
-int wss_trust_window(const struct wss_trust *t, const X509 *cert,
-    int64_t *ret_from_ms, int64_t *ret_until_ms);
 
 /* ---- wss_sign.c: the signing engine, also used by src/sender/ ---- */
 
@@ -297,7 +278,7 @@ int wss_sign_parts_ok(const struct wss_part *parts, size_t n);
 int wss_read_cert(const char *path, X509 **ret, struct err *err);
 
 /* wss.c: PEM password callback that refuses, so an encrypted key or file is
- * an error rather than a prompt on the daemon's terminal (wss_trust.c too). */
+ * an error rather than a prompt on the daemon's terminal. */
 int wss_no_password(char *buf, int size, int rwflag, void *u);
 
 #endif

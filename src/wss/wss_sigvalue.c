@@ -6,7 +6,7 @@
  * first and checks the SignatureValue last, so a forged signature used to
  * make the gateway canonicalise every attachment (an XML one parsed whole)
  * before it found out: a message signed by nobody cost as much as a genuine
- * one, or more.  The verification key is known beforehand (wss_trust: the
+ * one, or more.  The verification key is known beforehand (src/trust: the
  * certificate bound to the leg), so XML Signature 1.1, 3.2.2 (signature
  * validation: canonicalise SignedInfo with its CanonicalizationMethod,
  * verify SignatureValue with the key and SignatureMethod) runs here first,

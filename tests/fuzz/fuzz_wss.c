@@ -5,7 +5,7 @@
  *
  * Set-up, once per process and in memory only: a fresh RSA key and a
  * self-signed certificate (OpenSSL), handed to wss_key_load(),
- * wss_trust_new() and sender_recipient_load() through memfd paths
+ * trust_new() and sender_recipient_load() through memfd paths
  * (/proc/self/fd/N, closed right after loading: nothing touches a disk).
  * The policy requires a signature, allows encryption, trusts only that
  * certificate and decrypts with its key.  Validity is evaluated at a fixed
@@ -46,6 +46,7 @@
 
 #include "mime/mime.h"
 #include "soap/soap.h"
+#include "trust/trust.h"
 #include "util/arena.h"
 #include "util/err.h"
 #include "wss/wss.h"
@@ -73,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* The long-lived objects the gateway builds from its configuration. */
 static struct {
 	struct wss_key *key;
-	struct wss_trust *trust;
+	struct trust *trust;
 	struct sender_recipient *recipient;
 	struct wss_policy pol;
 } fuzz_wss;
@@ -174,8 +175,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)snprintf(cpath, sizeof(cpath), "/proc/self/fd/%d", cfd);
 	(void)snprintf(kpath, sizeof(kpath), "/proc/self/fd/%d", kfd);
 	if (wss_key_load(cpath, kpath, &fuzz_wss.key, &err) == -1 ||
-	    wss_trust_new(list, 1, list, 1, NULL, 0, &fuzz_wss.trust,
-	    &err) == -1 ||
+	    trust_new(&(struct trust_files){ .signers = list, .n_signers = 1,
+	    .anchors = list, .n_anchors = 1 }, &fuzz_wss.trust, &err) == -1 ||
 	    sender_recipient_load(cpath, &fuzz_wss.recipient, &err) == -1)
 		fuzz_wss_die("load", &err);
 	(void)close(cfd);

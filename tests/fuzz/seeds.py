@@ -17,6 +17,8 @@ Input formats (see the drivers):
   wss       ["sign:" | "sign+encrypt:" | "sign+encrypt-complete:" | "canon:"]
             "Content-Type\\n" + body
   conf      a configuration file, or a listen address / CIDR string
+  trust_dn  a distinguished name string (ds:X509IssuerName values of the
+            corpus, and the forms of tests/unit/test_trust_dn.c)
 """
 import hashlib
 import os
@@ -383,6 +385,29 @@ def conf_seeds(seeds):
         seeds.add('conf', s.encode())
 
 
+DN_SEEDS = [
+    'CN=Test,O=Org,C=BE', 'CN=Test, O=Org, C=BE', 'cn=Test;o=Org ; c=BE',
+    'CN=Doe\\, John,O=Org', 'CN=Doe\\2C John', 'CN=say \\"hi\\"', 'CN="Doe, John",O=Org',
+    'CN=#0c0454657374,O=Org', 'CN=#1e080054006500730074', 'CN=self+UID=42,O=Org',
+    '2.5.4.3=Test,OID.2.5.4.10=Org', '1.2.3.4=foo', 'CN=Caf\\C3\\A9', 'CN=\\ lead',
+    'CN=trail\\ ', 'E=a@b.example, S=Brussels', 'ORGANIZATIONIDENTIFIER=VATBE-0123',
+]
+
+
+def dn_seeds(seeds, corpus):
+    """Name strings: the forms of the unit test table, and every
+    X509IssuerName the recorded envelopes carry."""
+    for s in DN_SEEDS:
+        seeds.add('trust_dn', s.encode())
+    ex = os.path.join(corpus, 'extracted')
+    for dirpath, _, files in sorted(os.walk(ex)):
+        if 'envelope.xml' not in files:
+            continue
+        data = open(os.path.join(dirpath, 'envelope.xml'), 'rb').read()
+        for m in re.findall(rb'X509IssuerName>([^<]{1,4096})<', data):
+            seeds.add('trust_dn', m.strip())
+
+
 # libFuzzer dictionaries (-dict=OUTDIR/DRIVER.dict): tokens a mutation
 # would hardly guess.  The configuration's come from its XSD.
 XML_TOKENS = [
@@ -437,6 +462,13 @@ MIME_TOKENS = [
     '8bit', '7bit', 'quoted-printable', 'cid:', '\r\n\t', '"', '\\',
 ]
 
+DN_TOKENS = [
+    'CN=', 'O=', 'OU=', 'C=', 'L=', 'ST=', 'S=', 'E=', 'EMAILADDRESS=', 'DC=', 'UID=',
+    'SERIALNUMBER=', 'ORGANIZATIONIDENTIFIER=', 'OID.', '2.5.4.3=', '1.2.840.113549.1.9.1=',
+    ',', ';', '+', '\\', '\\2C', '\\,', '"', '#', '#0c', '#13', '#16', '#1e', '#04', '#30',
+    ' ', '\\ ', '\\C3\\A9',
+]
+
 
 def dict_entry(tok):
     out = ''
@@ -454,7 +486,8 @@ def write_dicts(out):
         conf += sorted(set(v for v in re.findall(r'value="([^"]*)"', text) if '\\' not in v))
     conf += ['sqlite:', 'postgresql://', '127.0.0.1:', '[::1]:', '/24', '/128', '::ffff:']
     for name, toks in (('mime', MIME_TOKENS), ('envelope', ENVELOPE_TOKENS),
-                       ('wss', WSS_TOKENS + MIME_TOKENS), ('conf', conf)):
+                       ('wss', WSS_TOKENS + MIME_TOKENS), ('conf', conf),
+                       ('trust_dn', DN_TOKENS)):
         with open(os.path.join(out, name + '.dict'), 'w') as fh:
             fh.writelines(dict_entry(t) for t in dict.fromkeys(toks))
 
@@ -481,6 +514,7 @@ def main():
               'GENERATED seeds only, not from the recorded corpus !!!!' % corpus,
               file=sys.stderr)
     conf_seeds(seeds)
+    dn_seeds(seeds, corpus)
     write_dicts(seeds.out)
     print('seeds: ' + ', '.join('%s %d' % kv for kv in sorted(seeds.count.items())))
 

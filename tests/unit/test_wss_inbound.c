@@ -31,6 +31,7 @@
 #include "testutil.h"
 #include "mime/mime.h"
 #include "soap/soap.h"
+#include "trust/trust.h"
 #include "util/arena.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -95,9 +96,9 @@ static struct {
 	struct wss_key *id[3];      /* enum who, RSA */
 	struct _xmlSecKey *ec_key;  /* K_EC: P-256, issued by the CA */
 	char *ec_b64;               /* its certificate, base64 DER */
-	struct wss_trust *trust;    /* signer sender.crt, anchor ca.crt */
-	struct wss_trust *trust_ec; /* signer ec.crt, anchor ca.crt */
-	struct wss_trust *trust_attacker; /* attacker.crt, anchor ca.crt */
+	struct trust *trust;    /* signer sender.crt, anchor ca.crt */
+	struct trust *trust_ec; /* signer ec.crt, anchor ca.crt */
+	struct trust *trust_attacker; /* attacker.crt, anchor ca.crt */
 	char keyvalue[2048];        /* the attacker's ds:KeyValue */
 } fx;
 
@@ -204,7 +205,7 @@ pki_make(void)
 
 /* Trust: signer fx.dir/<signer>.crt, anchor fx.dir/ca.crt. */
 static int
-trust_make(const char *signer, struct wss_trust **ret)
+trust_make(const char *signer, struct trust **ret)
 {
 	char crt[128], ca[128];
 	const char *s = crt, *c = ca;
@@ -213,7 +214,8 @@ trust_make(const char *signer, struct wss_trust **ret)
 	err_clear(&err);
 	(void)snprintf(crt, sizeof(crt), "%s/%s.crt", fx.dir, signer);
 	(void)snprintf(ca, sizeof(ca), "%s/ca.crt", fx.dir);
-	return wss_trust_new(&s, 1, &c, 1, NULL, 0, ret, &err);
+	return trust_new(&(struct trust_files){ .signers = &s, .n_signers = 1,
+	    .anchors = &c, .n_anchors = 1 }, ret, &err);
 }
 
 /* Make the PKI, load the keys, build the trusts. */
@@ -269,9 +271,9 @@ group_teardown(void **state)
 	if (fx.ec_key != NULL)
 		xmlSecKeyDestroy(fx.ec_key);
 	free(fx.ec_b64);
-	wss_trust_free(fx.trust);
-	wss_trust_free(fx.trust_ec);
-	wss_trust_free(fx.trust_attacker);
+	trust_free(fx.trust);
+	trust_free(fx.trust_ec);
+	trust_free(fx.trust_attacker);
 	(void)snprintf(cmd, sizeof(cmd), "rm -rf %s", fx.dir);
 	(void)system(cmd);
 	wss_global_shutdown();
@@ -1230,18 +1232,19 @@ corpus_inbound(struct arena *a, struct corpus_msg *cm,
 }
 
 /* Trust with one self-signed certificate as signer and anchor. */
-static struct wss_trust *
+static struct trust *
 corpus_trust(const char *rel)
 {
 	char path[4096];
 	const char *p = path;
-	struct wss_trust *t = NULL;
+	struct trust *t = NULL;
 	struct err err;
 
 	err_clear(&err);
 	(void)snprintf(path, sizeof(path), "%s/%s.pem", testutil_shared_dir(),
 	    rel);
-	assert_int_equal(wss_trust_new(&p, 1, &p, 1, NULL, 0, &t, &err), 0);
+	assert_int_equal(trust_new(&(struct trust_files){ .signers = &p,
+	    .n_signers = 1, .anchors = &p, .n_anchors = 1 }, &t, &err), 0);
 	return t;
 }
 
@@ -1251,7 +1254,7 @@ static void
 test_corpus_holodeck(void **state)
 {
 	struct arena *a = arena_new(0);
-	struct wss_trust *t;
+	struct trust *t;
 	struct corpus_msg cm;
 	struct wss_policy pol;
 	struct wss_result res;
@@ -1284,7 +1287,7 @@ test_corpus_holodeck(void **state)
 	/* nothing is cached between calls: an intact copy verifies again */
 	assert_int_equal(corpus_load(a, AS4NET HOLODECK, HOLODECK_CT, &cm), 0);
 	assert_int_equal(corpus_inbound(a, &cm, &pol, &res, &err), 0);
-	wss_trust_free(t);
+	trust_free(t);
 	arena_free(a);
 }
 
@@ -1311,7 +1314,7 @@ test_corpus_encrypted_signed(void **state)
 	struct arena *a = arena_new(0);
 	char crt[4096], key[4096], want[512];
 	struct wss_key *dk = NULL;
-	struct wss_trust *t;
+	struct trust *t;
 	struct corpus_msg cm;
 	struct wss_policy pol;
 	struct wss_result res;
@@ -1360,7 +1363,7 @@ test_corpus_encrypted_signed(void **state)
 	    0);
 	assert_int_equal(corpus_inbound(a, &cm, &pol, &res, &err), -1);
 	assert_string_equal(err.ebms_code, "EBMS:0102");
-	wss_trust_free(t);
+	trust_free(t);
 	wss_key_free(dk);
 	arena_free(a);
 }
