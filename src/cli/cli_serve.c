@@ -215,6 +215,7 @@ cli_limits_differ(const struct conf_limits *a, const struct conf_limits *b)
 	    a->max_attachment_xml_nodes != b->max_attachment_xml_nodes ||
 	    a->max_xml_attributes != b->max_xml_attributes ||
 	    a->max_envelope_bytes != b->max_envelope_bytes ||
+	    a->max_sbdh_value_bytes != b->max_sbdh_value_bytes ||
 	    a->header_timeout_s != b->header_timeout_s;
 }
 

@@ -68,6 +68,8 @@ static const struct conf_limit_def conf_limit_defs[] = {
 	    1, 8, 1024 },
 	{ "maxEnvelopeBytes", offsetof(struct conf_limits, max_envelope_bytes),
 	    1, 4096, 1ULL << 30 },
+	{ "maxSbdhValueBytes",
+	    offsetof(struct conf_limits, max_sbdh_value_bytes), 1, 64, 65536 },
 	{ "headerTimeoutSeconds", offsetof(struct conf_limits, header_timeout_s),
 	    0, 1, 3600 },
 };
@@ -90,6 +92,7 @@ conf_limits_default(struct conf_limits *lim)
 	lim->max_xml_attributes = 64;
 	lim->max_envelope_bytes = 4u * 1024u * 1024u;
 	lim->header_timeout_s = 10;
+	lim->max_sbdh_value_bytes = 1024;
 }
 
 /* Configuration spelling of a policy, for pmode-check and logs. */

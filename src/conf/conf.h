@@ -41,6 +41,29 @@ struct conf_party {
 
 enum conf_policy { CONF_NEVER = 0, CONF_OPTIONAL, CONF_REQUIRED };
 
+/* A Peppol identifier of a leg's accepted list: scheme and value. */
+struct conf_peppol_id {
+	char *scheme;       /* never NULL: the attribute or the default */
+	char *value;
+};
+
+/* Default schemes (Peppol Policy for use of Identifiers 4.x). */
+#define CONF_PEPPOL_DOCTYPE_SCHEME "busdox-docid-qns"
+#define CONF_PEPPOL_PROCESS_SCHEME "cenbii-procid-ubl"
+
+/*
+ * <peppol>: the leg follows the Peppol AS4 profile's receiving rules
+ * (README "Peppol"): one payload, an SBDH document consistent with the
+ * message's originalSender/finalRecipient properties, Action and Service.
+ * Empty lists (NULL, 0) accept every document type / process.
+ */
+struct conf_peppol {
+	struct conf_peppol_id *doc_types;   /* <documentType scheme> */
+	size_t n_doc_types;
+	struct conf_peppol_id *processes;   /* <process scheme> */
+	size_t n_processes;
+};
+
 struct pmode_leg {
 	char *id;
 	char *agreement;        /* NULL = leg matches messages without AgreementRef */
@@ -90,6 +113,7 @@ struct pmode_leg {
 	                               * also the eb:Timestamp's (ebms_age_check) */
 	int receipt_nrr;              /* 1: NRR receipt for signed messages (default) */
 	int retention_days;           /* 0 = the gateway default */
+	struct conf_peppol *peppol;   /* owned; NULL = not a Peppol leg */
 };
 
 struct conf_limits {
@@ -112,6 +136,8 @@ struct conf_limits {
 	                                 * element, and namespace declarations in scope, default 64 */
 	size_t max_envelope_bytes;      /* maxEnvelopeBytes: the SOAP root part (the whole body of a
 	                                 * bare application/soap+xml request), default 4 MiB; 413 */
+	size_t max_sbdh_value_bytes;    /* maxSbdhValueBytes: longest SBDH field (identifiers ...)
+	                                 * a Peppol leg reads from a payload, default 1024 */
 	unsigned header_timeout_s;      /* headerTimeoutSeconds, default 10: the whole request head
 	                                 * (request line and headers) must arrive within it, however
 	                                 * slowly it trickles (slowloris: NEGATIVE-CASES 6) */

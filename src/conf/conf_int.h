@@ -118,6 +118,15 @@ int conf_leg_check(const struct conf_ctx *x);
 /* Free the strings of leg (not the struct); accepts NULL. */
 void conf_leg_free(struct pmode_leg *leg);
 
+/* conf_peppol.c: a leg's <peppol>. */
+
+/* <peppol> of the <pmode> node into leg->peppol (absent: stays NULL). */
+int conf_peppol_parse(const struct conf_ctx *x, const xmlNode *node,
+    struct pmode_leg *leg);
+
+/* Free p and what it owns; accepts NULL. */
+void conf_peppol_free(struct conf_peppol *p);
+
 /* conf_ops.c: the operations settings of <gateway>. */
 
 /* <trustedProxies>: each <proxy> an address or CIDR block. */

@@ -348,7 +348,8 @@ conf_leg_one(struct conf_ctx *x, const xmlNode *node, struct pmode_leg *leg)
 	    &leg->to) == -1 ||
 	    conf_leg_policy(x, node, leg) == -1 ||
 	    conf_leg_trust(x, node, sec, leg) == -1 ||
-	    conf_leg_crypto(x, sec, leg) == -1)
+	    conf_leg_crypto(x, sec, leg) == -1 ||
+	    conf_peppol_parse(x, node, leg) == -1)
 		return -1;
 	r = conf_uint(x, node, "retentionDays", 1, CONF_DAYS_MAX, &v);
 	if (r == -1)
@@ -576,4 +577,5 @@ conf_leg_free(struct pmode_leg *leg)
 	free(leg->decrypt_cert);
 	free(leg->decrypt_key);
 	free(leg->algorithms);
+	conf_peppol_free(leg->peppol);
 }

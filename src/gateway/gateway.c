@@ -559,6 +559,7 @@ gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
 		if (gateway_secure(gw, a, &env, um,
 		    &gw->legs[leg - gw->conf->legs], &sec, &ans->err) == 0 &&
 		    gateway_check_age(gw, um, leg, &sec, &ans->err) == 0 &&
+		    gateway_peppol_check(gw, a, um, leg, &ans->err) == 0 &&
 		    gateway_accept(gw, s, a, &in, um, leg, &sec, ans) == 0)
 			return 0;
 	}

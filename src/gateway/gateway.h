@@ -76,6 +76,18 @@ int gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
     const struct gateway_request *req, struct gateway_answer *ret);
 
 /*
+ * gateway_peppol.c: on a leg with <peppol> (conf.h), the Peppol AS4
+ * profile's receiving checks on um's final payload bytes (README "Peppol"):
+ * one payload, an SBDH document, its sender/receiver equal to the
+ * originalSender/finalRecipient properties (with types), its document type
+ * and process to eb:Action and eb:Service (with type), both served by the
+ * leg.  0 ok (or not a Peppol leg), -1 ERR_EBMS EBMS:0004 (or ERR_INTERNAL).
+ */
+int gateway_peppol_check(const struct gateway *gw, struct arena *a,
+    const struct ebms_user_message *um, const struct pmode_leg *leg,
+    struct err *err);
+
+/*
  * The replay cache of gateway_replay.c (for gateway.c and its tests): what
  * a verified, stored request was, keyed by SHA-256 over its Content-Type
  * and body.  Bodies larger than GATEWAY_REPLAY_MAX_BODY are not keyed.

@@ -36,19 +36,26 @@ def esc(s):
 def envelope(message_id, frm=DEV['frm'], to=DEV['to'], service=DEV['service'],
              action=DEV['action'], cids=('payload-1@as4gw-test',), agreement=None,
              conversation='conv-1', extra_header='', props=None, timestamp=None,
-             party_type=None):
-    """A SOAP 1.2 envelope with one eb:UserMessage referencing cids."""
+             party_type=None, service_type=None, part_props=()):
+    """A SOAP 1.2 envelope with one eb:UserMessage referencing cids.  props:
+    (name, value) or (name, value, type) MessageProperties; part_props:
+    (name, value) added to every PartInfo after MimeType."""
     ts = timestamp or SESSION_TS
     ptype = f' type="{esc(party_type)}"' if party_type else ''
+    stype = f' type="{esc(service_type)}"' if service_type else ''
     parts = ''.join(
         f'<eb:PartInfo href="cid:{esc(c)}"><eb:PartProperties>'
-        f'<eb:Property name="MimeType">application/xml</eb:Property>'
-        f'</eb:PartProperties></eb:PartInfo>' for c in cids)
+        f'<eb:Property name="MimeType">application/xml</eb:Property>' +
+        ''.join(f'<eb:Property name="{esc(k)}">{esc(v)}</eb:Property>'
+                for k, v in part_props) +
+        '</eb:PartProperties></eb:PartInfo>' for c in cids)
     agr = f'<eb:AgreementRef>{esc(agreement)}</eb:AgreementRef>' if agreement else ''
     mprops = ''
     if props:
         mprops = '<eb:MessageProperties>' + ''.join(
-            f'<eb:Property name="{esc(k)}">{esc(v)}</eb:Property>' for k, v in props) + \
+            f'<eb:Property name="{esc(p[0])}"'
+            + (f' type="{esc(p[2])}"' if len(p) > 2 and p[2] is not None else '')
+            + f'>{esc(p[1])}</eb:Property>' for p in props) + \
             '</eb:MessageProperties>'
     payload_info = f'<eb:PayloadInfo>{parts}</eb:PayloadInfo>' if cids else ''
     return (
@@ -61,7 +68,7 @@ def envelope(message_id, frm=DEV['frm'], to=DEV['to'], service=DEV['service'],
         f'<eb:From><eb:PartyId{ptype}>{esc(frm)}</eb:PartyId><eb:Role>{ROLE_INIT}</eb:Role></eb:From>'
         f'<eb:To><eb:PartyId{ptype}>{esc(to)}</eb:PartyId><eb:Role>{ROLE_RESP}</eb:Role></eb:To>'
         '</eb:PartyInfo><eb:CollaborationInfo>'
-        f'{agr}<eb:Service>{esc(service)}</eb:Service><eb:Action>{esc(action)}</eb:Action>'
+        f'{agr}<eb:Service{stype}>{esc(service)}</eb:Service><eb:Action>{esc(action)}</eb:Action>'
         f'<eb:ConversationId>{esc(conversation)}</eb:ConversationId>'
         f'</eb:CollaborationInfo>{mprops}{payload_info}</eb:UserMessage></eb:Messaging>'
         '</S12:Header><S12:Body wsu:Id="body-1"/></S12:Envelope>')
