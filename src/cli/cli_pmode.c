@@ -4,7 +4,7 @@
  * through gateway_new() (key/certificate match, parse, trust material) —
  * and list its P-Mode legs, one line each, with their security (policies,
  * the signer certificate and trust anchor files, the decryption key file,
- * algorithms, timestamp skew), then one line per certificate file with the
+ * algorithms, timestamp skew, Peppol checks), then one line per certificate file with the
  * subject, serial and validity of each certificate in it.  A replay
  * verifyAt instant, and a certificate expired, not yet valid or expiring
  * within 30 days, get a WARNING line on stderr.  Exit 0 when serve would
@@ -86,6 +86,10 @@ cli_pmode_security(const struct conf *c, const struct pmode_leg *l)
 	    l->timestamp_skew_s);
 	if (l->timestamp == CONF_REQUIRED)
 		(void)printf(", signed wsu:Timestamp required");
+	if (l->peppol != NULL)   /* README "Peppol" */
+		(void)printf(", Peppol checks (document types: %zu, processes: "
+		    "%zu; 0 = any)", l->peppol->n_doc_types,
+		    l->peppol->n_processes);
 }
 
 /* One line per leg: id, parties, service, action, security. */

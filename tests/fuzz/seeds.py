@@ -3,7 +3,7 @@
 
     tests/fuzz/seeds.py OUTDIR
 
-writes OUTDIR/mime, OUTDIR/envelope, OUTDIR/wss and OUTDIR/conf (one file per
+writes OUTDIR/mime, OUTDIR/envelope, OUTDIR/wss, OUTDIR/conf and OUTDIR/sbdh (one file per
 seed, named by its SHA-1 as libFuzzer does) and a dictionary OUTDIR/DRIVER.dict
 for each, from the recorded AS4 messages in
 ../shared/corpus (or $AS4GW_SHARED/corpus) and the configuration files of the
@@ -19,6 +19,7 @@ Input formats (see the drivers):
   conf      a configuration file, or a listen address / CIDR string
   trust_dn  a distinguished name string (ds:X509IssuerName values of the
             corpus, and the forms of tests/unit/test_trust_dn.c)
+  sbdh      a payload (a Standard Business Document, or anything else)
 """
 import hashlib
 import os
@@ -408,6 +409,41 @@ def dn_seeds(seeds, corpus):
             seeds.add('trust_dn', m.strip())
 
 
+SBDH_NS = 'http://www.unece.org/cefact/namespaces/StandardBusinessDocumentHeader'
+SBD = ('<?xml version="1.0" encoding="UTF-8"?><StandardBusinessDocument xmlns="%s">'
+       '<StandardBusinessDocumentHeader><HeaderVersion>1.0</HeaderVersion>'
+       '<Sender><Identifier Authority="iso6523-actorid-upis">0088:a</Identifier></Sender>'
+       '<Receiver><Identifier Authority="iso6523-actorid-upis">0088:b</Identifier></Receiver>'
+       '<DocumentIdentification><Standard>urn:x</Standard><TypeVersion>2.1</TypeVersion>'
+       '<InstanceIdentifier>i-1</InstanceIdentifier><Type>Invoice</Type>'
+       '<CreationDateAndTime>2026-12-01T10:00:00Z</CreationDateAndTime></DocumentIdentification>'
+       '<BusinessScope><Scope><Type>DOCUMENTID</Type><InstanceIdentifier>urn:d::Invoice##c::2.1'
+       '</InstanceIdentifier><Identifier>busdox-docid-qns</Identifier></Scope>'
+       '<Scope><Type>PROCESSID</Type><InstanceIdentifier>urn:p</InstanceIdentifier>'
+       '<Identifier>cenbii-procid-ubl</Identifier></Scope><Scope><Type>COUNTRY_C1</Type>'
+       '<InstanceIdentifier>DE</InstanceIdentifier></Scope></BusinessScope>'
+       '</StandardBusinessDocumentHeader>%s</StandardBusinessDocument>')
+
+
+def sbdh_seeds(seeds, corpus):
+    """Generated Standard Business Documents (good, two documents, none)
+    and every corpus file that holds one."""
+    for doc in ('<Invoice xmlns="urn:i"><ID>1</ID></Invoice>', '', '<a/><b/>'):
+        seeds.add('sbdh', (SBD % (SBDH_NS, doc)).encode())
+    base = os.path.join(corpus, 'messages')
+    for dirpath, _, files in sorted(os.walk(base)) if os.path.isdir(base) else []:
+        for f in sorted(files):
+            path = os.path.join(dirpath, f)
+            if os.path.getsize(path) > MAX_SEED:
+                continue
+            data = open(path, 'rb').read()
+            i = data.find(b'<StandardBusinessDocument ')
+            j = data.rfind(b'</StandardBusinessDocument>')
+            if 0 <= i < j:
+                # the SBD element alone (some sit inside a SOAP Body)
+                seeds.add('sbdh', data[i:j + 27])
+
+
 # libFuzzer dictionaries (-dict=OUTDIR/DRIVER.dict): tokens a mutation
 # would hardly guess.  The configuration's come from its XSD.
 XML_TOKENS = [
@@ -485,9 +521,14 @@ def write_dicts(out):
         conf += sorted(set(re.findall(r'name="([A-Za-z]+)"', text)))
         conf += sorted(set(v for v in re.findall(r'value="([^"]*)"', text) if '\\' not in v))
     conf += ['sqlite:', 'postgresql://', '127.0.0.1:', '[::1]:', '/24', '/128', '::ffff:']
+    sbdh = XML_TOKENS + [SBDH_NS, 'StandardBusinessDocument', 'StandardBusinessDocumentHeader',
+                         'HeaderVersion', 'Sender', 'Receiver', 'Identifier', 'Authority',
+                         'DocumentIdentification', 'Standard', 'TypeVersion',
+                         'InstanceIdentifier', 'Type', 'CreationDateAndTime', 'BusinessScope',
+                         'Scope', 'DOCUMENTID', 'PROCESSID', 'COUNTRY_C1', '&#9;']
     for name, toks in (('mime', MIME_TOKENS), ('envelope', ENVELOPE_TOKENS),
                        ('wss', WSS_TOKENS + MIME_TOKENS), ('conf', conf),
-                       ('trust_dn', DN_TOKENS)):
+                       ('trust_dn', DN_TOKENS), ('sbdh', sbdh)):
         with open(os.path.join(out, name + '.dict'), 'w') as fh:
             fh.writelines(dict_entry(t) for t in dict.fromkeys(toks))
 
@@ -515,6 +556,7 @@ def main():
               file=sys.stderr)
     conf_seeds(seeds)
     dn_seeds(seeds, corpus)
+    sbdh_seeds(seeds, corpus)
     write_dicts(seeds.out)
     print('seeds: ' + ', '.join('%s %d' % kv for kv in sorted(seeds.count.items())))
 

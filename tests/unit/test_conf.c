@@ -419,6 +419,37 @@ test_conf_route_pmode(void **state)
 	conf_free(c);
 }
 
+/* Issue 12 item 3: <peppol> with its lists (default schemes), an empty
+ * <peppol/>, a leg without; maxSbdhValueBytes. */
+static void
+test_conf_peppol(void **state)
+{
+	const struct conf_peppol *p;
+	struct conf *c = NULL;
+	struct err err;
+
+	(void)state;
+	err_clear(&err);
+	if (conf_load(FIX "peppol.xml", &c, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->limits.max_sbdh_value_bytes, 2048);
+	p = c->legs[0].peppol;
+	assert_non_null(p);
+	assert_int_equal(p->n_doc_types, 2);
+	assert_string_equal(p->doc_types[0].scheme, CONF_PEPPOL_DOCTYPE_SCHEME);
+	assert_string_equal(p->doc_types[0].value, "urn:test:doc");
+	assert_string_equal(p->doc_types[1].scheme, "other-docid");
+	assert_string_equal(p->doc_types[1].value, "urn:test:doc2");
+	assert_int_equal(p->n_processes, 1);
+	assert_string_equal(p->processes[0].scheme, CONF_PEPPOL_PROCESS_SCHEME);
+	assert_string_equal(p->processes[0].value, "urn:test:process");
+	assert_non_null(c->legs[1].peppol);
+	assert_int_equal(c->legs[1].peppol->n_doc_types, 0);
+	assert_int_equal(c->legs[1].peppol->n_processes, 0);
+	assert_null(c->legs[2].peppol);
+	conf_free(c);
+}
+
 /* Absolute config path: paths become absolute; no directory part: kept. */
 static void
 test_conf_resolution(void **state)
@@ -650,6 +681,7 @@ main(void)
 		cmocka_unit_test(test_conf_route_pmode),
 		cmocka_unit_test(test_conf_resolution),
 		cmocka_unit_test(test_conf_shipped),
+		cmocka_unit_test(test_conf_peppol),
 		cmocka_unit_test(test_conf_parse_listen),
 		cmocka_unit_test(test_conf_misc),
 		cmocka_unit_test(test_conf_ops),
