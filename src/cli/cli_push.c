@@ -42,6 +42,13 @@ struct cli_push_typed {
 	const char *value;
 };
 
+/* A --property: eb:MessageProperties/eb:Property (ebMS3 Core 5.2.2.11). */
+struct cli_push_prop {
+	const char *type; /* NULL when absent */
+	const char *name;
+	const char *value;
+};
+
 struct cli_push_payload {
 	const char *path;
 	const char *mime_type;
@@ -55,6 +62,8 @@ struct cli_push_opts {
 	struct cli_push_typed from, to, service, agreement;
 	struct cli_push_payload *payloads;
 	size_t n_payloads;
+	struct cli_push_prop *props;
+	size_t n_props;
 	const char *gateway_cert, *save_request, *write_requests;
 	const char *sign_cert, *sign_key, *recipient_cert;
 	struct wss_key *key;             /* --sign: loaded by cli_push_load */
@@ -122,6 +131,8 @@ cli_push_usage(FILE *f)
 	    "  --agreement [TYPE::]REF  eb:AgreementRef\n"
 	    "  --conversation ID        eb:ConversationId (default: the --message-id, else a uuid)\n"
 	    "  --payload FILE[;mime=TYPE][;cid=ID]   attachment (repeatable)\n"
+	    "  --property [TYPE::]NAME=VALUE   eb:MessageProperties/eb:Property "
+	    "(repeatable)\n"
 	    "  --gateway-cert FILE      verify the Receipt's signature with "
 	    "this PEM certificate\n"
 	    "  --compress               gzip every payload (AS4 3.1 "
@@ -197,6 +208,26 @@ cli_push_typed_parse(struct arena *a, const char *s, struct cli_push_typed *ret)
 	return 0;
 }
 
+/* "[TYPE::]NAME=VALUE" (a Peppol originalSender:
+ * iso6523-actorid-upis::originalSender=0088:123); the name ends at the
+ * first '=', the type at the first "::" before it. */
+static int
+cli_push_prop_parse(struct arena *a, const char *s, struct cli_push_prop *ret)
+{
+	const char *eq = strchr(s, '=');
+	struct cli_push_typed t;
+	const char *name;
+
+	if (eq == NULL || (name = arena_strndup(a, s, (size_t)(eq - s))) ==
+	    NULL || cli_push_typed_parse(a, name, &t) == -1 ||
+	    !cli_push_text_ok(eq + 1))
+		return -1;
+	ret->type = t.type;
+	ret->name = t.value;
+	ret->value = eq + 1;
+	return 0;
+}
+
 /* MIME type for a payload from its file name: application/xml for .xml,
  * a few common ones, else application/octet-stream. */
 static const char *
@@ -261,6 +292,7 @@ enum {
 	CLI_PUSH_OPT_AGREEMENT,
 	CLI_PUSH_OPT_CONVERSATION,
 	CLI_PUSH_OPT_PAYLOAD,
+	CLI_PUSH_OPT_PROPERTY,
 	CLI_PUSH_OPT_GATEWAY_CERT,
 	CLI_PUSH_OPT_CACERT,
 	CLI_PUSH_OPT_INSECURE,
@@ -289,6 +321,7 @@ static const struct option cli_push_longopts[] = {
     {"to-role", required_argument, NULL, CLI_PUSH_OPT_TO_ROLE},
     {"service", required_argument, NULL, CLI_PUSH_OPT_SERVICE},
     {"action", required_argument, NULL, CLI_PUSH_OPT_ACTION},
+    {"property", required_argument, NULL, CLI_PUSH_OPT_PROPERTY},
     {"agreement", required_argument, NULL, CLI_PUSH_OPT_AGREEMENT},
     {"conversation", required_argument, NULL, CLI_PUSH_OPT_CONVERSATION},
     {"payload", required_argument, NULL, CLI_PUSH_OPT_PAYLOAD},
@@ -339,6 +372,9 @@ cli_push_option(struct arena *a, struct cli_push_opts *o, int opt,
 	case CLI_PUSH_OPT_PAYLOAD:
 		rc = cli_push_payload_parse(a, arg,
 					    &o->payloads[o->n_payloads++]);
+		break;
+	case CLI_PUSH_OPT_PROPERTY:
+		rc = cli_push_prop_parse(a, arg, &o->props[o->n_props++]);
 		break;
 	case CLI_PUSH_OPT_GATEWAY_CERT: o->gateway_cert = arg; break;
 	case CLI_PUSH_OPT_CACERT: o->net.cacert = arg; break;
@@ -461,7 +497,9 @@ cli_push_options(struct arena *a, int argc, char **argv,
 	o->count = 1;
 	/* every --payload uses one argv slot, so argc bounds their number */
 	if ((o->payloads = arena_calloc(a, (size_t)argc + 1,
-					sizeof(*o->payloads))) == NULL)
+					sizeof(*o->payloads))) == NULL ||
+	    (o->props = arena_calloc(a, (size_t)argc + 1,
+				     sizeof(*o->props))) == NULL)
 		return -1;
 	optind =
 	    0; /* glibc: full re-initialisation, main may have used getopt */
@@ -534,6 +572,34 @@ cli_push_collab(struct buf *b, const struct cli_push_opts *o)
 	return bad;
 }
 
+/* ebMS3 Core 5.2.2.11: MessageProperties, one Property per --property (none:
+ * no element, the schema wants at least one Property in it). */
+static int
+cli_push_props(struct buf *b, const struct cli_push_opts *o)
+{
+	size_t i;
+	int bad = 0;
+
+	if (o->n_props == 0)
+		return 0;
+	bad |= buf_puts(b, "<eb:MessageProperties>");
+	for (i = 0; i < o->n_props; i++) {
+		bad |= buf_puts(b, "<eb:Property name=\"");
+		bad |= buf_xml_escape(b, o->props[i].name);
+		bad |= buf_puts(b, "\"");
+		if (o->props[i].type != NULL) {
+			bad |= buf_puts(b, " type=\"");
+			bad |= buf_xml_escape(b, o->props[i].type);
+			bad |= buf_puts(b, "\"");
+		}
+		bad |= buf_puts(b, ">");
+		bad |= buf_xml_escape(b, o->props[i].value);
+		bad |= buf_puts(b, "</eb:Property>");
+	}
+	bad |= buf_puts(b, "</eb:MessageProperties>");
+	return bad;
+}
+
 /* ebMS3 Core 5.2.2.12-5.2.2.13: one PartInfo per attachment, href="cid:..",
  * with the MimeType part property eDelivery AS4 requires, and with
  * --compress CompressionType (AS4 profile 3.1: MimeType is then the type of
@@ -590,6 +656,7 @@ cli_push_envelope(struct buf *b, const struct cli_push_opts *o,
 	bad |= cli_push_party(b, "To", &o->to, o->to_role);
 	bad |= buf_puts(b, "</eb:PartyInfo>");
 	bad |= cli_push_collab(b, o);
+	bad |= cli_push_props(b, o);
 	bad |= cli_push_payload_info(b, o);
 	bad |= buf_printf(b,
 			  "</eb:UserMessage></eb:Messaging></env:Header>"

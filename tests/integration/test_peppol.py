@@ -9,7 +9,7 @@ import gzip
 import pytest
 
 import as4msg
-from conftest import new_id
+from conftest import new_id, run_as4gw
 
 SBDH_NS = 'http://www.unece.org/cefact/namespaces/StandardBusinessDocumentHeader'
 AP_TYPE = 'urn:fdc:peppol.eu:2017:identifiers:ap'
@@ -181,3 +181,66 @@ def test_document_type_not_served(peppol_gw):
     # an invoice (on the invoice leg) is still accepted after the refusal
     mid = new_id()
     assert push(peppol_gw, mid, [sbd()]).is_receipt
+
+
+# signed, encrypted (to the gateway's pair) and compressed by `as4gw push`
+SECURE_LEG = f'''
+  <pmode id="peppol-secure">
+    <from role="{as4msg.ROLE_INIT}"><partyId type="{AP_TYPE}">{C2}</partyId></from>
+    <to role="{as4msg.ROLE_RESP}"><partyId type="{AP_TYPE}">{C3}</partyId></to>
+    <service type="{PROC_SCHEME}">{BILLING}</service>
+    <action>{DOC_SCHEME}::{INVOICE}</action>
+    <security signing="required" encryption="required">
+      <signer><certificate>{{pki}}/sender.crt</certificate></signer>
+      <trust><anchor>{{pki}}/ca.crt</anchor></trust>
+    </security>
+    <peppol/>
+  </pmode>
+'''
+
+
+def push_secure(gw, pki, tmp_path, mid, payload):
+    f = tmp_path / f'{mid}.xml'
+    f.write_bytes(payload)
+    return run_as4gw(
+        'push', '--url', gw.url, '--message-id', mid,
+        '--from', f'{AP_TYPE}::{C2}', '--to', f'{AP_TYPE}::{C3}',
+        '--service', f'{PROC_SCHEME}::{BILLING}', '--action', f'{DOC_SCHEME}::{INVOICE}',
+        '--property', f'{PART_SCHEME}::originalSender={C1}',
+        '--property', f'{PART_SCHEME}::finalRecipient={C4}',
+        '--payload', str(f), '--compress',
+        '--sign', '--sign-cert', f'{pki}/sender.crt', '--sign-key', f'{pki}/sender.key',
+        '--encrypt', '--recipient-cert', f'{pki}/gateway.crt',
+        '--gateway-cert', f'{pki}/gateway.crt')
+
+
+def test_signed_encrypted_compressed_push_checked_on_the_plaintext(gateway_factory, pki,
+                                                                   tmp_path):
+    gw = gateway_factory(legs=SECURE_LEG).start()
+    mid = new_id()
+    p = push_secure(gw, pki, tmp_path, mid, sbd())
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert gw.store.counts(mid) == (1, 1, 1)
+    # the same, but the (encrypted, compressed) SBDH names another receiver
+    bad = new_id()
+    p = push_secure(gw, pki, tmp_path, bad, sbd(receiver='0192:other'))
+    assert p.returncode == 1
+    assert 'EBMS:0004' in p.stdout + p.stderr, p.stdout + p.stderr
+    assert gw.store.counts(bad) == (0, 0, 0)
+    assert gw.store.totals() == (1, 1, 1)
+
+
+def test_pmode_check_shows_the_peppol_lists(peppol_gw):
+    p = run_as4gw('pmode-check', '-c', peppol_gw.config)
+    assert p.returncode == 0, p.stderr
+    lines = {ln.split(':')[0].strip(): ln for ln in p.stdout.splitlines()}
+    assert 'Peppol checks (document types: 0, processes: 0; 0 = any)' in lines['peppol-invoice']
+    assert 'Peppol checks (document types: 1, processes: 1; 0 = any)' in lines['peppol-credit']
+
+
+@pytest.mark.parametrize('prop', ['originalSender', '=v', 'n=', '::n=v', 't::=v', 'n=a\tb'])
+def test_push_property_usage_errors_exit_2(prop):
+    p = run_as4gw('push', '--url', 'http://127.0.0.1:1/as4', '--from', 'urn:a', '--to',
+                  'urn:b', '--service', 's', '--action', 'a', '--property', prop)
+    assert p.returncode == 2, p.stderr
+    assert 'invalid value' in p.stderr
