@@ -152,6 +152,7 @@ CASES = {
                                        ('finalRecipient', '0192:x', PART_SCHEME)],
                                 description='exactly one finalRecipient property'),
     'two payloads': dict(payloads=[sbd(), sbd()], description='exactly one payload'),
+    'no payload': dict(payloads=[], description='exactly one payload'),
     'not sbdh': dict(payloads=[b'<Invoice xmlns="urn:x"><ID>1</ID></Invoice>'],
                      description='not an SBDH document'),
     'two business documents': dict(
