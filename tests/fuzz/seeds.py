@@ -3,8 +3,8 @@
 
     tests/fuzz/seeds.py OUTDIR
 
-writes OUTDIR/mime, OUTDIR/envelope, OUTDIR/wss, OUTDIR/conf and OUTDIR/sbdh (one file per
-seed, named by its SHA-1 as libFuzzer does) and a dictionary OUTDIR/DRIVER.dict
+writes OUTDIR/mime, OUTDIR/envelope, OUTDIR/wss, OUTDIR/conf, OUTDIR/trust_dn
+and OUTDIR/sbdh (one file per seed, named by its SHA-1 as libFuzzer does) and a dictionary OUTDIR/DRIVER.dict
 for each, from the recorded AS4 messages in
 ../shared/corpus (or $AS4GW_SHARED/corpus) and the configuration files of the
 source tree (conf/, tests/unit/conf/).  Corpus files are read, never copied
