@@ -305,6 +305,50 @@ test_corpus(void **state)
 	arena_free(a);
 }
 
+/*
+ * A recorded UserMessage carrying an SBD (AS4.NET's copy of a ph-as4
+ * message, its SBD in the SOAP Body; its originalSender "C1-test" would
+ * not match the SBDH's 9915:test on a Peppol leg): sbdh_read() on the
+ * Body's element, as the parsed-document entry point.
+ */
+static void
+test_corpus_envelope(void **state)
+{
+	const char *rel = "corpus/extracted/thomsonreuters_eessi-as4.net/"
+	    "source/Eu.EDelivery.AS4.UnitTests/Resources/as4_soapattachment.as4/"
+	    "envelope.xml";
+	struct arena *a = arena_new(0);
+	struct xml_limits lim;
+	xmlNodePtr body;
+	xmlDocPtr doc;
+	struct sbdh s;
+	struct err err;
+	size_t len;
+	char *t = testutil_read_shared(rel, &len);
+
+	(void)state;
+	if (t == NULL) {
+		arena_free(a);
+		testutil_skip("../shared/corpus absent: AS4.NET "
+		    "as4_soapattachment.as4");
+	}
+	xml_limits_default(&lim);
+	err_clear(&err);
+	assert_int_equal(xml_parse(a, t, len, &lim, &doc, &err), 0);
+	body = xml_child(xmlDocGetRootElement(doc), NS_SOAP12, "Body");
+	assert_non_null(body);
+	if (sbdh_read(a, xml_child(body, NULL, NULL), SBDH_MAX_VALUE_DEFAULT,
+	    &s, &err) != 0)
+		fail_msg("%s (%s)", err.msg, err.detail);
+	assert_string_equal(s.sender.scheme, "iso6523-actorid-upis");
+	assert_string_equal(s.sender.value, "9915:test");
+	assert_string_equal(s.receiver.value, "9915:test");
+	assert_non_null(s.document_type.value);
+	assert_non_null(s.process.value);
+	free(t);
+	arena_free(a);
+}
+
 int
 main(void)
 {
@@ -314,6 +358,7 @@ main(void)
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_xml_limits),
 		cmocka_unit_test(test_corpus),
+		cmocka_unit_test(test_corpus_envelope),
 	};
 
 	xml_global_init();
