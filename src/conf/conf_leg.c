@@ -500,6 +500,12 @@ conf_leg_pair(const struct conf_ctx *x, size_t i, size_t j)
 	case 0:
 		return 0;
 	case 1:
+		if ((a->peppol == NULL) != (b->peppol == NULL))
+			return conf_fail_line(x, x->leg_lines[i], "pmode "
+			    "\"%s\" and pmode \"%s\" (line %ld) share a route "
+			    "but only one has <peppol>: naming the other in "
+			    "AgreementRef/@pmode would skip the Peppol checks",
+			    a->id, b->id, x->leg_lines[j]);
 		if (a->signing == b->signing)
 			return 0;
 		return conf_fail_line(x, x->leg_lines[i], "pmode \"%s\" and "

@@ -79,6 +79,9 @@ static const struct conf_bad_case conf_bad_cases[] = {
 	/* issue 10: several PartyIds per party; legs on one route */
 	{ FIX "route-signing.xml", "pmode \"weak\" and pmode \"signed\" (line "
 	    "9) share a route but sign differently (never, required)", 19 },
+	/* issue 12 item 3: a plain leg beside a Peppol leg on one route */
+	{ FIX "route-peppol.xml", "pmode \"plain\" and pmode \"checked\" "
+	    "(line 9) share a route but only one has <peppol>", 17 },
 	{ FIX "party-twice.xml", "pmode \"a\": from: partyId \"sender\" "
 	    "listed twice", 11 },
 	{ FIX "party-canonical.xml", "pmode \"b\": from shares a partyId with "
