@@ -245,3 +245,16 @@ def test_push_property_usage_errors_exit_2(prop):
                   'urn:b', '--service', 's', '--action', 'a', '--property', prop)
     assert p.returncode == 2, p.stderr
     assert 'invalid value' in p.stderr
+
+
+def test_plain_leg_on_a_peppol_route_refused_at_load(tmp_path, pki):
+    # naming the plain leg in AgreementRef/@pmode would skip the checks
+    from conftest import write_config
+    plain = leg('plain', INVOICE).replace('<peppol></peppol>', '')
+    cfg = write_config(tmp_path / 'c.xml', pki, legs=leg('checked', INVOICE) + plain)
+    p = run_as4gw('pmode-check', '-c', cfg)
+    assert p.returncode == 1
+    assert 'share a route but only one has <peppol>' in p.stderr
+    p = run_as4gw('serve', '-c', cfg, timeout=30)
+    assert p.returncode != 0
+    assert 'only one has <peppol>' in p.stderr + p.stdout
