@@ -127,7 +127,8 @@ sbdh_party(const struct sbdh_ctx *x, const xmlNode *hdr, const char *name,
 	    sbdh_one(x, party, "Identifier", 1, &id) == -1 ||
 	    sbdh_leaf(x, id, name, &ret->value) == -1)
 		return -1;
-	if (xmlHasProp(id, (const xmlChar *)"Authority") == NULL) {
+	/* the unqualified attribute only (as xml_attr reads it) */
+	if (xmlHasNsProp(id, (const xmlChar *)"Authority", NULL) == NULL) {
 		ret->scheme = NULL;
 		return 0;
 	}

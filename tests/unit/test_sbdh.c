@@ -134,6 +134,9 @@ test_optional(void **state)
 	char *t1 = mk(" Authority=\"iso6523-actorid-upis\">0088:sender", ">x");
 	char *t2 = mk("<Identifier>busdox-docid-qns</Identifier>", "");
 	char *t3 = mk("<BusinessScope>", "<BusinessScope xmlns=\"urn:other\">");
+	/* a qualified x:Authority is not the Authority attribute */
+	char *t4 = mk("<Sender><Identifier Authority=\"iso6523-actorid-upis\">",
+	    "<Sender><Identifier xmlns:x=\"urn:x\" x:Authority=\"a\">");
 
 	(void)state;
 	assert_int_equal(parse(a, t1, 0, &s, &err), 0);
@@ -142,6 +145,9 @@ test_optional(void **state)
 	assert_int_equal(parse(a, t2, 0, &s, &err), 0);
 	assert_null(s.document_type.scheme);
 	assert_string_equal(s.document_type.value, DOCID);
+	if (parse(a, t4, 0, &s, &err) != 0)
+		fail_msg("%s (%s)", err.msg, err.detail);
+	assert_null(s.sender.scheme);
 	assert_int_equal(parse(a, t3, 0, &s, &err), 0);
 	assert_null(s.document_type.value);
 	assert_null(s.process.value);
@@ -149,6 +155,7 @@ test_optional(void **state)
 	free(t1);
 	free(t2);
 	free(t3);
+	free(t4);
 	arena_free(a);
 }
 
