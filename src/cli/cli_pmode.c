@@ -3,8 +3,8 @@
  * `serve` and its reload do — the file, then every key and certificate
  * through gateway_new() (key/certificate match, parse, trust material) —
  * and list its P-Mode legs, one line each, with their security (policies,
- * the signer certificate and trust anchor files, the decryption key file,
- * algorithms, timestamp skew, Peppol checks), then one line per certificate file with the
+ * the signer certificate and trust anchor files, the decryption pairs
+ * with their fingerprints, algorithms, timestamp skew, Peppol checks), then one line per certificate file with the
  * subject, serial and validity of each certificate in it.  A replay
  * verifyAt instant, and a certificate expired, not yet valid or expiring
  * within 30 days, get a WARNING line on stderr.  Exit 0 when serve would
@@ -66,6 +66,31 @@ cli_pmode_files(const char *label, char *const *v, size_t n)
 		(void)printf(" %s", v[i]);
 }
 
+/*
+ * A leg's decryption pairs: ", decryption pairs KEY (certificate CERT,
+ * sha256:0123456789abcdef[, retiring]), ..." and where they come from when
+ * not from the leg.  The fingerprint prefix is what EBMS:0102 log lines
+ * name (wss_keyring.c).
+ */
+static void
+cli_pmode_pairs(const struct conf *c, const struct pmode_leg *l)
+{
+	char fp[65];
+	size_t i;
+
+	(void)printf(", decryption %s", l->n_decrypt > 1 ? "pairs" : "pair");
+	for (i = 0; i < l->n_decrypt; i++) {
+		if (wss_cert_file_sha256(l->decrypt[i].cert, fp) == -1)
+			(void)snprintf(fp, sizeof(fp), "?");
+		(void)printf("%s key %s (certificate %s, sha256:%.16s%s)",
+		    i > 0 ? "," : "", l->decrypt[i].key, l->decrypt[i].cert,
+		    fp, l->decrypt[i].retiring ? ", retiring" : "");
+	}
+	if (l->decrypt_default)
+		(void)printf("%s", c->decrypt_signing ? "; the gateway's "
+		    "signing pair" : "; the gateway's decryptionKeys");
+}
+
 /* The WS-Security settings of a leg (issue 3), continuing its line. */
 static void
 cli_pmode_security(const struct conf *c, const struct pmode_leg *l)
@@ -77,10 +102,7 @@ cli_pmode_security(const struct conf *c, const struct pmode_leg *l)
 	cli_pmode_files("trust anchors", l->trust_anchors, l->n_trust_anchors);
 	if (l->n_trust_crls > 0)
 		cli_pmode_files("CRLs", l->trust_crls, l->n_trust_crls);
-	(void)printf(", decryption key %s (certificate %s%s)", l->decrypt_key,
-	    l->decrypt_cert, strcmp(l->decrypt_key, c->sign_key) == 0 &&
-	    strcmp(l->decrypt_cert, c->sign_cert) == 0 ?
-	    "; the gateway's signing pair" : "");
+	cli_pmode_pairs(c, l);
 	(void)printf(", algorithms %s, timestamp skew %us",
 	    l->algorithms != NULL ? l->algorithms : "default",
 	    l->timestamp_skew_s);
@@ -172,9 +194,10 @@ cli_pmode_leg_certs(struct arena *a, const struct conf *c,
 	size_t i;
 	int rc = 0;
 
-	if (strcmp(l->decrypt_cert, c->sign_cert) != 0) {
-		role = arena_sprintf(a, "pmode %s decryption", l->id);
-		rc |= cli_pmode_cert(a, role, l->decrypt_cert, now_ms);
+	for (i = 0; !l->decrypt_default && i < l->n_decrypt; i++) {
+		role = arena_sprintf(a, "pmode %s decryption%s", l->id,
+		    l->decrypt[i].retiring ? " (retiring)" : "");
+		rc |= cli_pmode_cert(a, role, l->decrypt[i].cert, now_ms);
 	}
 	role = arena_sprintf(a, "pmode %s signer", l->id);
 	for (i = 0; i < l->n_signer_certs; i++)
@@ -223,6 +246,10 @@ cli_pmode_certs(const struct conf *c)
 		return -1;
 	rc = cli_pmode_cert(a, "signing", c->sign_cert, now);
 	rc |= cli_pmode_cert(a, "tls", c->tls_cert, now);
+	for (i = 0; !c->decrypt_signing && i < c->n_decrypt; i++)
+		rc |= cli_pmode_cert(a, c->decrypt[i].retiring ?
+		    "decryption (retiring)" : "decryption", c->decrypt[i].cert,
+		    now);
 	for (i = 0; i < c->n_legs; i++)
 		rc |= cli_pmode_leg_certs(a, c, &c->legs[i], now);
 	arena_free(a);

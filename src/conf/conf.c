@@ -605,7 +605,7 @@ conf_gateway(struct conf_ctx *x, const xmlNode *gw)
 	if (n == NULL)
 		return conf_fail(x, gw, "gateway: signing missing");
 	if (conf_pair(x, n, "", &x->c->sign_cert, &x->c->sign_key) == -1 ||
-	    conf_limits(x, gw) == -1 || conf_replay(x, gw) == -1 ||
+	    conf_keys_gateway(x, gw) == -1 || conf_limits(x, gw) == -1 || conf_replay(x, gw) == -1 ||
 	    conf_proxies(x, gw) == -1 || conf_purge(x, gw) == -1)
 		return -1;
 	return conf_retention(x, gw);
@@ -845,5 +845,6 @@ conf_free(struct conf *c)
 	free(c->tls_key);
 	free(c->sign_cert);
 	free(c->sign_key);
+	conf_keys_free(c->decrypt, c->n_decrypt);
 	free(c);
 }

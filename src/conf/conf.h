@@ -64,6 +64,21 @@ struct conf_peppol {
 	size_t n_processes;
 };
 
+/*
+ * Most decryption pairs a leg (or <decryptionKeys>) may list: the current
+ * one and the ones partners may still encrypt for during a rotation.  The
+ * pair is picked by the EncryptedKey's key reference, never by trying each
+ * key, so the bound is about configuration, not cost per message.
+ */
+#define CONF_DECRYPT_MAX 4
+
+/* One <decryption> pair: the gateway's certificate and key (PEM). */
+struct conf_keypair {
+	char *cert;
+	char *key;
+	int retiring;       /* @retiring="true": log each use, to be dropped */
+};
+
 struct pmode_leg {
 	char *id;
 	char *agreement;        /* NULL = leg matches messages without AgreementRef */
@@ -94,11 +109,14 @@ struct pmode_leg {
 	 * one (the leaf is checked, not the rest of the chain). */
 	char **trust_crls;
 	size_t n_trust_crls;
-	/* <decryption>: the gateway's certificate and key (PEM) for payloads
-	 * encrypted to it on this leg.  Never NULL after conf_load(): without
-	 * <decryption> they are copies of the gateway's sign_cert/sign_key. */
-	char *decrypt_cert;
-	char *decrypt_key;
+	/* <decryption> (1 .. CONF_DECRYPT_MAX, document order): the
+	 * gateway's pairs for payloads encrypted to it on this leg, no
+	 * certificate twice.  Never empty after conf_load(): without
+	 * <decryption> they are copies of the gateway's default pairs
+	 * (conf.decrypt) and decrypt_default is 1. */
+	struct conf_keypair decrypt[CONF_DECRYPT_MAX];
+	size_t n_decrypt;
+	int decrypt_default;
 	/* <algorithms>: allowed algorithm short names separated by single
 	 * spaces ("rsa-sha256 sha256 rsa-oaep aes128-gcm"), every name one of
 	 * the schema's enumeration; NULL = the default set (everything but
@@ -161,6 +179,12 @@ struct conf {
 	char *tls_key;
 	char *sign_cert;         /* gateway's signing certificate (PEM) */
 	char *sign_key;          /* its private key (PEM, unencrypted) */
+	/* The default decryption pairs of legs without <decryption>:
+	 * <decryptionKeys>, else (decrypt_signing 1) one copy of the
+	 * signing pair.  Never empty after conf_load(). */
+	struct conf_keypair decrypt[CONF_DECRYPT_MAX];
+	size_t n_decrypt;
+	int decrypt_signing;
 	int retention_days;      /* default 30 */
 	int retry_window_days;   /* partnerRetryWindowDays: retention may not be shorter; default 7 */
 	/*

@@ -127,6 +127,20 @@ int conf_peppol_parse(const struct conf_ctx *x, const xmlNode *node,
 /* Free p and what it owns; accepts NULL. */
 void conf_peppol_free(struct conf_peppol *p);
 
+/* conf_keys.c: decryption pairs. */
+
+/* <gateway><decryptionKeys> into x->c->decrypt, else one copy of the
+ * signing pair (read before). */
+int conf_keys_gateway(struct conf_ctx *x, const xmlNode *gw);
+
+/* The <decryption> pairs of a leg's <security> sec (may be NULL) into
+ * leg->decrypt, else copies of the gateway's default pairs. */
+int conf_keys_leg(struct conf_ctx *x, const xmlNode *sec,
+    struct pmode_leg *leg);
+
+/* Free the strings of v[0..n). */
+void conf_keys_free(struct conf_keypair *v, size_t n);
+
 /* conf_ops.c: the operations settings of <gateway>. */
 
 /* <trustedProxies>: each <proxy> an address or CIDR block. */

@@ -5,7 +5,7 @@
  * express: unique ids, and no two legs one message could match, except legs
  * on one route that AgreementRef/@pmode tells apart (pmode_match refuses a
  * message that matches two legs).  The <security> of a leg names files (signer
- * certificates, trust anchors, decryption pair) that are resolved here and
+ * certificates, trust anchors, decryption pairs) that are resolved here and
  * checked for readability at the end of the load; certificates are not
  * parsed here (the gateway loads them through wss).  conf.c drives the
  * load; see conf_int.h.
@@ -286,33 +286,19 @@ conf_leg_trust(struct conf_ctx *x, const xmlNode *node, const xmlNode *sec,
 }
 
 /*
- * The rest of a leg's <security> (sec, may be NULL): the decryption pair
- * (default: copies of the gateway's signing pair), the algorithm list
+ * The rest of a leg's <security> (sec, may be NULL): the decryption pairs
+ * (default: copies of the gateway's default pairs), the algorithm list
  * (NULL = default; the schema refused unknown names) and the wsu:Timestamp
  * skew.
  */
 static int
 conf_leg_crypto(struct conf_ctx *x, const xmlNode *sec, struct pmode_leg *leg)
 {
-	xmlNodePtr dec = xml_child(sec, CONF_NS, "decryption");
 	unsigned long long v;
 	int r;
 
-	if (dec != NULL) {
-		const char *prefix = arena_sprintf(x->a, "pmode \"%s\": ",
-		    leg->id);
-
-		if (prefix == NULL)
-			return conf_oom(x);
-		if (conf_pair(x, dec, prefix, &leg->decrypt_cert,
-		    &leg->decrypt_key) == -1)
-			return -1;
-	} else {
-		leg->decrypt_cert = strdup(x->c->sign_cert);
-		leg->decrypt_key = strdup(x->c->sign_key);
-		if (leg->decrypt_cert == NULL || leg->decrypt_key == NULL)
-			return conf_oom(x);
-	}
+	if (conf_keys_leg(x, sec, leg) == -1)
+		return -1;
 	r = conf_text(x, sec, "algorithms", &leg->algorithms);
 	if (r == -1)
 		return -1;
@@ -580,8 +566,7 @@ conf_leg_free(struct pmode_leg *leg)
 	conf_leg_strv_free(leg->signer_certs, leg->n_signer_certs);
 	conf_leg_strv_free(leg->trust_anchors, leg->n_trust_anchors);
 	conf_leg_strv_free(leg->trust_crls, leg->n_trust_crls);
-	free(leg->decrypt_cert);
-	free(leg->decrypt_key);
+	conf_keys_free(leg->decrypt, leg->n_decrypt);
 	free(leg->algorithms);
 	conf_peppol_free(leg->peppol);
 }

@@ -26,6 +26,9 @@ struct gateway_in {
 	unsigned char key[GATEWAY_REPLAY_KEY_LEN];
 };
 
+_Static_assert(CONF_DECRYPT_MAX == WSS_KEYRING_MAX,
+    "conf and wss bound the decryption pairs alike");
+
 /* conf's policy words -> wss's (the two modules do not depend on each other) */
 static enum wss_need
 gateway_need(enum conf_policy p)
@@ -51,7 +54,24 @@ gateway_trust(const struct pmode_leg *leg, struct trust **ret,
 	return trust_new(&f, ret, err);
 }
 
-/* Build the WS-Security policy of one leg: allowlist, trust, decryption key. */
+
+/* Load decryption pairs (conf's words -> wss's) into *ret. */
+static int
+gateway_keyring(const struct conf_keypair *v, size_t n,
+    struct wss_keyring **ret, struct err *err)
+{
+	struct wss_keyring_spec spec[WSS_KEYRING_MAX];
+	size_t i;
+
+	for (i = 0; i < n && i < WSS_KEYRING_MAX; i++) {
+		spec[i].cert = v[i].cert;
+		spec[i].key = v[i].key;
+		spec[i].retiring = v[i].retiring;
+	}
+	return wss_keyring_new(spec, n, ret, err);
+}
+
+/* Build the WS-Security policy of one leg: allowlist, trust, decryption pairs. */
 static int
 gateway_leg_init(const struct gateway *gw, const struct pmode_leg *leg,
     struct gateway_leg *gl, struct err *err)
@@ -80,13 +100,10 @@ gateway_leg_init(const struct gateway *gw, const struct pmode_leg *leg,
 	if (leg->n_signer_certs > 0 && gateway_trust(leg, &gl->trust, err) == -1)
 		goto fail;
 	p->trust = gl->trust;
-	if (strcmp(leg->decrypt_cert, c->sign_cert) != 0 ||
-	    strcmp(leg->decrypt_key, c->sign_key) != 0) {
-		if (wss_key_load(leg->decrypt_cert, leg->decrypt_key,
-		    &gl->decrypt_key, err) == -1)
-			goto fail;
-	}
-	p->decrypt_key = gl->decrypt_key != NULL ? gl->decrypt_key : gw->key;
+	if (!leg->decrypt_default && gateway_keyring(leg->decrypt,
+	    leg->n_decrypt, &gl->decrypt, err) == -1)
+		goto fail;
+	p->decrypt_keys = gl->decrypt != NULL ? gl->decrypt : gw->decrypt;
 	return 0;
 fail:
 	err_detail(err, "pmode \"%s\"", leg->id);
@@ -114,7 +131,9 @@ gateway_new(const struct conf *conf, struct gateway **ret, struct err *err)
 		goto fail;
 	}
 	if (ebms_schema_load(&gw->schema, err) == -1 ||
-	    wss_key_load(conf->sign_cert, conf->sign_key, &gw->key, err) == -1)
+	    wss_key_load(conf->sign_cert, conf->sign_key, &gw->key, err) == -1 ||
+	    gateway_keyring(conf->decrypt, conf->n_decrypt, &gw->decrypt,
+	    err) == -1)
 		goto fail;
 	for (i = 0; i < conf->n_legs; i++)
 		if (gateway_leg_init(gw, &conf->legs[i], &gw->legs[i], err) == -1)
@@ -135,13 +154,14 @@ gateway_free(struct gateway *gw)
 		return;
 	for (i = 0; gw->legs != NULL && i < gw->conf->n_legs; i++) {
 		trust_free(gw->legs[i].trust);
-		wss_key_free(gw->legs[i].decrypt_key);
+		wss_keyring_free(gw->legs[i].decrypt);
 	}
 	free(gw->legs);
 	inbox_recent_free(gw->recent);
 	gateway_replay_free(gw->replay);
 	ebms_schema_free(gw->schema);
 	wss_key_free(gw->key);
+	wss_keyring_free(gw->decrypt);
 	free(gw);
 }
 

@@ -21,7 +21,8 @@
 struct gateway_leg {
 	struct wss_policy policy;
 	struct trust *trust;         /* owned; NULL when the leg trusts no signer */
-	struct wss_key *decrypt_key; /* owned, or NULL when it is the gateway's key */
+	struct wss_keyring *decrypt; /* owned, or NULL when it is the gateway's
+	                              * default (gateway.decrypt) */
 };
 
 /* Long-lived and read-only once built; shared by all worker threads. */
@@ -32,14 +33,16 @@ struct gateway {
 	const struct conf *conf;     /* borrowed; outlives the gateway */
 	struct ebms_schema *schema;
 	struct wss_key *key;         /* the gateway's signing key */
+	struct wss_keyring *decrypt; /* default decryption pairs (conf.decrypt) */
 	struct gateway_leg *legs;    /* parallel to conf->legs */
 	struct payload_limits payload_limits;
 	struct inbox_recent *recent; /* MessageIds answered lately (a hint) */
 	struct gateway_replay *replay; /* verified requests (gateway_replay.c) */
 };
 
-/* Compile the schema, load the signing key, and per leg the trust (signer
- * certificates, anchors), decryption key and algorithm allowlist. */
+/* Compile the schema, load the signing key and the default decryption
+ * pairs, and per leg the trust (signer certificates, anchors), its own
+ * decryption pairs and algorithm allowlist. */
 int gateway_new(const struct conf *conf, struct gateway **ret, struct err *err);
 void gateway_free(struct gateway *gw);
 

@@ -370,6 +370,13 @@ wss_cert_xmlsec(const struct wss_cert *c)
 	return xmlSecKeyDuplicate(c->key);
 }
 
+/* The certificate of a loaded pair (owned by k). */
+X509 *
+wss_key_x509(const struct wss_key *k)
+{
+	return k->cert;
+}
+
 /* The BST content: base64 DER of the signing certificate. */
 const char *
 wss_key_cert_b64(const struct wss_key *k)

@@ -177,6 +177,39 @@ unsigned wss_alg_from_uri(const char *uri);
 /* Who may sign for a leg's party: src/trust (trust.h). */
 struct trust;
 
+/*
+ * The gateway's decryption pairs of one leg (wss_keyring.c): 1 ..
+ * WSS_KEYRING_MAX certificate + key pairs, e.g. the current one and the
+ * one partners may still encrypt for during a rotation.  The pair that
+ * decrypts a message is the one its xenc:EncryptedKey's key reference
+ * names, never found by trying keys.  Immutable once built; shared by all
+ * threads.
+ */
+struct wss_keyring;
+
+#define WSS_KEYRING_MAX 4
+
+/* One pair to load: PEM certificate and unencrypted key files; retiring
+ * pairs are reported in wss_result.decrypted_retiring when used. */
+struct wss_keyring_spec {
+	const char *cert;
+	const char *key;
+	int retiring;
+};
+
+/*
+ * Load n pairs (1 .. WSS_KEYRING_MAX) as wss_key_load() does (the key must
+ * match its certificate); two pairs with the same certificate are refused.
+ * ERR_CONF naming the file on failure.
+ */
+int wss_keyring_new(const struct wss_keyring_spec *v, size_t n,
+    struct wss_keyring **ret, struct err *err);
+void wss_keyring_free(struct wss_keyring *r);
+
+/* The SHA-256 fingerprint of the first certificate of a PEM file, lower
+ * case hex (64 digits and NUL into out).  -1 when it cannot be read. */
+int wss_cert_file_sha256(const char *path, char out[65]);
+
 /* One policy per P-Mode leg, built once by the gateway from the config. */
 enum wss_need { WSS_NEVER = 0, WSS_OPTIONAL, WSS_REQUIRED };
 
@@ -185,7 +218,7 @@ struct wss_policy {
 	enum wss_need encryption;
 	unsigned algs;                   /* allowed enum wss_alg bits */
 	const struct trust *trust;       /* NULL: no signature can be trusted */
-	const struct wss_key *decrypt_key; /* NULL: nothing can be decrypted */
+	const struct wss_keyring *decrypt_keys; /* NULL: nothing can be decrypted */
 	int64_t at_ms;                   /* instant for validity and timestamps; 0 = now */
 	int64_t skew_ms;                 /* allowed wsu:Timestamp clock skew */
 	int require_timestamp;           /* 1: a signed wsu:Timestamp is required (EBMS:0103 without) */
@@ -214,6 +247,10 @@ struct wss_part {
 struct wss_result {
 	int verified;                    /* a signature was verified */
 	int decrypted;                   /* at least one payload was decrypted */
+	/* the short fingerprint (wss_keyring_fp) of a retiring pair that
+	 * decrypted this message, NULL when none did (static storage of
+	 * the keyring: valid while the policy is) */
+	const char *decrypted_retiring;
 	xmlNodePtr *references;          /* the verified ds:Reference elements (request doc), for the NRR Receipt */
 	size_t n_references;
 	const char *signer;              /* subject of the signing certificate, for the log (arena) */

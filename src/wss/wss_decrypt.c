@@ -74,6 +74,7 @@ struct wss_dec_data {
 /* The state of one wss_decrypt() call. */
 struct wss_dec {
 	struct arena *a;
+	xmlDocPtr doc;             /* for BinarySecurityToken references */
 	const struct wss_policy *pol;
 	struct wss_part *parts;
 	size_t n_parts;
@@ -81,10 +82,10 @@ struct wss_dec {
 	size_t n_keys;
 	struct wss_dec_data *data; /* WSS_DEC_MAX_DATA, arena */
 	size_t n_data;
-	xmlSecKeyPtr xkey;         /* copy of pol->decrypt_key */
 	int failed;
 	int cbc;                   /* an EncryptedData uses AES-CBC */
-	char why[160];             /* the first failure, for the log */
+	const char *retiring;      /* a retiring pair decrypted (its fingerprint) */
+	char why[sizeof(((struct err *)0)->detail)]; /* the first failure, for the log */
 };
 
 /* The one answer to every decryption failure: a fixed msg; what failed
@@ -446,11 +447,11 @@ wss_dec_data(struct wss_dec *d, struct wss_dec_data *x, const char *ek_id,
 		wss_dec_failed(d, why);
 }
 
-/* Decrypt an EncryptedKey's CipherValue into key[0..want); key untouched
- * on failure. */
+/* Decrypt an EncryptedKey's CipherValue with xkey into key[0..want); key
+ * untouched on failure. */
 static int
-wss_dec_unwrap(struct wss_dec *d, xmlNodePtr ek, unsigned char *key,
-    size_t want)
+wss_dec_unwrap(struct wss_dec *d, xmlNodePtr ek, xmlSecKeyPtr xkey,
+    unsigned char *key, size_t want)
 {
 	xmlNodePtr m = xml_child(ek, NS_XENC, "EncryptionMethod");
 	xmlNodePtr cd = xml_child(ek, NS_XENC, "CipherData");
@@ -464,13 +465,45 @@ wss_dec_unwrap(struct wss_dec *d, xmlNodePtr ek, unsigned char *key,
 	    xml_count(cd, NULL, NULL) != 1 ||
 	    codec_unbase64(d->a, text, strlen(text), &ct, &ct_len) < 0)
 		goto out;
-	if (wss_oaep_run(m, d->xkey, 0, ct, ct_len, out, sizeof(out), &n) ==
-	    0 && n == want) {
+	if (xkey != NULL && wss_oaep_run(m, xkey, 0, ct, ct_len, out,
+	    sizeof(out), &n) == 0 && n == want) {
 		memcpy(key, out, want);
 		rc = 0;
 	}
 out:
 	OPENSSL_cleanse(out, sizeof(out));
+	return rc;
+}
+
+/*
+ * Key transport for one EncryptedKey with the decryption pair its key
+ * reference names (wss_keyring_pick: never by trying keys); a reference
+ * naming no pair is noted as the failure (EBMS:0102) and key stays random.
+ * 0 the session key is in key[0..want), -1 not.
+ */
+static int
+wss_dec_transport(struct wss_dec *d, xmlNodePtr ek, unsigned char *key,
+    size_t want)
+{
+	const struct wss_keyring *r = d->pol->decrypt_keys;
+	struct err e;
+	xmlSecKeyPtr xkey;
+	size_t i = 0;
+	int rc;
+
+	err_clear(&e);
+	if (wss_keyring_pick(r, d->a, d->doc, ek, &i, &e) < 0) {
+		wss_dec_failed(d, e.detail);
+		return -1;
+	}
+	xkey = wss_key_xmlsec(wss_keyring_key(r, i));
+	if (xkey == NULL)
+		wss_dec_failed(d, "decryption key not usable");
+	rc = wss_dec_unwrap(d, ek, xkey, key, want);
+	if (xkey != NULL)
+		xmlSecKeyDestroy(xkey);
+	if (rc == 0 && wss_keyring_retiring(r, i))
+		d->retiring = wss_keyring_fp(r, i);
 	return rc;
 }
 
@@ -501,7 +534,7 @@ wss_dec_key(struct wss_dec *d, xmlNodePtr ek)
 	if (x != NULL && wss_cipher_key_len(x->alg) != 0)
 		want = wss_cipher_key_len(x->alg);
 	if (RAND_bytes(key, sizeof(key)) != 1 ||
-	    wss_dec_unwrap(d, ek, key, want) < 0)
+	    wss_dec_transport(d, ek, key, want) < 0)
 		wss_dec_failed(d, "key transport failed (EncryptedKey not for "
 		    "our key, corrupt, or of the wrong length)");
 	for (; r != NULL; r = xml_next(r, NS_XENC, "DataReference")) {
@@ -548,18 +581,12 @@ wss_dec_run(struct wss_dec *d)
 {
 	size_t i;
 
-	d->xkey = wss_key_xmlsec(d->pol->decrypt_key);
-	if (d->xkey == NULL)
-		wss_dec_failed(d, "decryption key not usable");
 	for (i = 0; i < d->n_keys; i++)
 		wss_dec_key(d, d->keys[i]);
 	for (i = 0; i < d->n_data; i++)
 		if (!d->data[i].used)
 			wss_dec_failed(d, "EncryptedData not listed by an "
 			    "EncryptedKey");
-	if (d->xkey != NULL)
-		xmlSecKeyDestroy(d->xkey);
-	d->xkey = NULL;
 }
 
 /* Decrypt the payloads the Security header encrypts; see wss_int.h. */
@@ -571,10 +598,10 @@ wss_decrypt(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
 	struct wss_dec d;
 	size_t i;
 
-	(void)doc;
 	memset(&d, 0, sizeof(d));
 	memset(ret, 0, sizeof(*ret));
 	d.a = a;
+	d.doc = doc;
 	d.pol = pol;
 	d.parts = parts;
 	d.n_parts = n_parts;
@@ -585,7 +612,7 @@ wss_decrypt(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
 		return -1;
 	if (d.n_keys == 0 && d.n_data == 0)
 		return 0;
-	if (pol->decrypt_key == NULL)
+	if (pol->decrypt_keys == NULL)
 		return wss_dec_refuse(err, "encrypted message", "the leg has "
 		    "no decryption key");
 	if (d.n_keys == 0)
@@ -604,5 +631,6 @@ wss_decrypt(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
 	wss_dec_apply(&d);
 	ret->failed = d.failed;
 	ret->n_decrypted = d.n_data;
+	ret->retiring = d.failed ? NULL : d.retiring;
 	return 0;
 }

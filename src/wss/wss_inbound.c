@@ -789,6 +789,7 @@ wss_inbound(struct arena *a, xmlDocPtr doc, xmlNodePtr messaging,
 		goto out;   /* dec.failed: AES-CBC, EBMS:0102 deferred */
 	}
 	wss_in_window(&in, &res);
+	res.decrypted_retiring = in.dec.retiring;
 	*ret = res;
 	rc = 0;
 out:

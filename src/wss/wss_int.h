@@ -27,6 +27,9 @@ xmlSecKeyPtr wss_key_adopt(EVP_PKEY *pkey);
  * wss_swa_pre_exec, X509Data as the only KeyInfo data.  NULL on failure. */
 struct _xmlSecDSigCtx *wss_dsig_ctx_inbound(void);
 
+/* The certificate of a pair loaded by wss_key_load() (owned by k). */
+X509 *wss_key_x509(const struct wss_key *k);
+
 /* ---- wss_cipher.c: shared cipher helper ---- */
 
 /* EVP_CipherUpdate over any length in int-sized chunks (encrypting or
@@ -142,6 +145,26 @@ int wss_oaep_run(xmlNodePtr method, xmlSecKeyPtr key, int encrypt,
     size_t out_size, size_t *ret_len);
 
 
+/* ---- wss_keyring.c ---- */
+
+/*
+ * The pair of r an xenc:EncryptedKey's ds:KeyInfo names (resolved as
+ * wss_keyinfo_resolve() resolves signature key references, against r's
+ * certificates; the certificate must be DER-equal to a pair's): index into
+ * *ret.  An EncryptedKey without ds:KeyInfo names the pair only when r has
+ * exactly one.  Else -1 with the EBMS:0102 answer (fixed msg) and, in
+ * err.detail, the reference and the fingerprints of r's certificates.
+ * Never tries a key.
+ */
+int wss_keyring_pick(const struct wss_keyring *r, struct arena *a,
+    xmlDocPtr doc, const xmlNode *ek, size_t *ret, struct err *err);
+
+/* Pair i of r: its key, its short fingerprint ("sha256:" and 16 hex
+ * digits of the certificate's SHA-256), retiring or not. */
+const struct wss_key *wss_keyring_key(const struct wss_keyring *r, size_t i);
+const char *wss_keyring_fp(const struct wss_keyring *r, size_t i);
+int wss_keyring_retiring(const struct wss_keyring *r, size_t i);
+
 /* ---- wss_decrypt.c ---- */
 
 /* Does security hold an xenc:EncryptedData whose EncryptionMethod is
@@ -159,11 +182,14 @@ struct wss_dec_report {
 	 * the parts what came out; the caller verifies the signature all
 	 * the same and only then answers err */
 	int failed;
+	/* the fingerprint of a retiring pair that decrypted, else NULL */
+	const char *retiring;
 };
 
 /*
  * Decrypt what the Security header encrypts: xenc:EncryptedKey (key transport
- * per pol->algs with pol->decrypt_key) and the xenc:EncryptedData it lists
+ * per pol->algs with the pair of pol->decrypt_keys its key reference names:
+ * wss_keyring_pick) and the xenc:EncryptedData it lists
  * (CipherReference cid: + Attachment-Ciphertext-Transform, type
  * Attachment-Content-Only or Attachment-Complete), replacing each part's
  * data (and content_type for Complete).  Algorithms outside pol->algs ->
@@ -174,12 +200,13 @@ struct wss_dec_report {
  * exactly one EncryptedKey (DataReference "#id", or the bare id AS4.NET
  * writes) and decrypt, else nothing changes — but with AES-CBC see
  * wss_dec_report.failed; an EncryptedData Type other than the two SwA
- * types -> EBMS:0103, as is an encrypted message when pol->decrypt_key is
+ * types -> EBMS:0103, as is an encrypted message when pol->decrypt_keys is
  * NULL; the OAEP DigestMethod/MGF need not be in pol->algs (SHA-1 is the
  * default there and harmless) but must be known.  For Attachment-Complete
  * also headers/headers_len become the decrypted MIME header block (its
  * lines with their line ends, without the empty line).  No Security
- * children to decrypt: 0 with a zero report.  doc is not used.
+ * children to decrypt: 0 with a zero report.  doc: where a
+ * BinarySecurityToken reference is looked up.
  */
 int wss_decrypt(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
     struct wss_part *parts, size_t n_parts, const struct wss_policy *pol,

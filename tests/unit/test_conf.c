@@ -261,10 +261,15 @@ test_conf_minimal_defaults(void **state)
 	assert_string_equal(l->trust_anchors[0], FIX "dummy-cert.pem");
 	assert_int_equal(l->n_trust_crls, 0);      /* no revocation check */
 	assert_null(l->trust_crls);
-	assert_string_equal(l->decrypt_cert, c->sign_cert);
-	assert_string_equal(l->decrypt_key, c->sign_key);
-	assert_ptr_not_equal(l->decrypt_cert, c->sign_cert);   /* own copies */
-	assert_ptr_not_equal(l->decrypt_key, c->sign_key);
+	assert_int_equal(c->n_decrypt, 1);      /* default: the signing pair */
+	assert_int_equal(c->decrypt_signing, 1);
+	assert_int_equal(l->n_decrypt, 1);
+	assert_int_equal(l->decrypt_default, 1);
+	assert_int_equal(l->decrypt[0].retiring, 0);
+	assert_string_equal(l->decrypt[0].cert, c->sign_cert);
+	assert_string_equal(l->decrypt[0].key, c->sign_key);
+	assert_ptr_not_equal(l->decrypt[0].cert, c->sign_cert); /* own copies */
+	assert_ptr_not_equal(l->decrypt[0].key, c->sign_key);
 	assert_null(l->algorithms);
 	assert_int_equal(l->timestamp_skew_s, CONF_SKEW_DEFAULT);
 	assert_int_equal(l->timestamp, CONF_OPTIONAL);
@@ -337,8 +342,10 @@ test_conf_full(void **state)
 	assert_null(l->trust_anchors);
 	assert_int_equal(l->n_trust_crls, 0);
 	assert_null(l->trust_crls);
-	assert_string_equal(l->decrypt_cert, FIX "../conf/dummy-cert.pem");
-	assert_string_equal(l->decrypt_key, FIX "dummy-key.pem");
+	assert_int_equal(l->n_decrypt, 1);
+	assert_int_equal(l->decrypt_default, 0);
+	assert_string_equal(l->decrypt[0].cert, FIX "../conf/dummy-cert.pem");
+	assert_string_equal(l->decrypt[0].key, FIX "dummy-key.pem");
 	assert_string_equal(l->algorithms,
 	    "rsa-sha256 sha256 rsa-oaep aes128-gcm rsa-1_5 aes-cbc");
 	assert_int_equal(l->timestamp_skew_s, 0);
@@ -358,8 +365,9 @@ test_conf_full(void **state)
 	assert_int_equal(l->n_trust_crls, 2);
 	assert_string_equal(l->trust_crls[0], FIX "dummy-cert.pem");
 	assert_string_equal(l->trust_crls[1], FIX "../conf/dummy-key.pem");
-	assert_string_equal(l->decrypt_cert, FIX "dummy-cert.pem");
-	assert_string_equal(l->decrypt_key, FIX "dummy-key.pem");
+	assert_int_equal(l->n_decrypt, 1);
+	assert_string_equal(l->decrypt[0].cert, FIX "dummy-cert.pem");
+	assert_string_equal(l->decrypt[0].key, FIX "dummy-key.pem");
 	assert_null(l->algorithms);
 	assert_int_equal(l->timestamp_skew_s, 3600);
 	assert_int_equal(l->timestamp, CONF_REQUIRED);
@@ -472,8 +480,8 @@ test_conf_resolution(void **state)
 	    FIX "dummy-cert.pem");
 	assert_string_equal(c->legs[0].trust_anchors[0], AS4GW_SOURCE_DIR "/"
 	    FIX "dummy-cert.pem");
-	assert_string_equal(c->legs[0].decrypt_key, AS4GW_SOURCE_DIR "/" FIX
-	    "dummy-key.pem");
+	assert_string_equal(c->legs[0].decrypt[0].key, AS4GW_SOURCE_DIR "/"
+	    FIX "dummy-key.pem");
 	conf_free(c);
 	c = NULL;
 	assert_int_equal(chdir(FIX), 0);

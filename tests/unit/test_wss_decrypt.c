@@ -51,6 +51,8 @@
 #define GCM192 XENC11 "aes192-gcm"
 #define GCM256 XENC11 "aes256-gcm"
 #define CBC128 NS_XENC "aes128-cbc"
+#define THUMBPRINT "http://docs.oasis-open.org/wss/" \
+	"oasis-wss-soap-message-security-1.1#ThumbprintSHA1"
 #define CBC256 NS_XENC "aes256-cbc"
 #define DM(uri) "<ds:DigestMethod Algorithm=\"" uri "\"/>"
 #define MGF(name) "<xenc11:MGF Algorithm=\"" XENC11 name "\"/>"
@@ -63,6 +65,9 @@ static struct {
 	char dir[64];
 	struct wss_key *key;     /* recipient (the gateway) */
 	struct wss_key *other;   /* somebody else */
+	struct wss_keyring *ring;       /* gw's pair as a leg's keyring */
+	struct wss_keyring *ring_other; /* other's */
+	const char *thumb;       /* gw.crt's ThumbprintSHA1, base64 */
 	X509 *cert;
 	EVP_PKEY *pub;
 	EVP_PKEY *priv;
@@ -74,6 +79,30 @@ tpath(char *out, size_t size, const char *name)
 {
 	(void)snprintf(out, size, "%s/%s", fx.dir, name);
 	return out;
+}
+
+/* fx.ring / fx.ring_other from the key files, fx.thumb from fx.cert. */
+static int
+t_rings(void)
+{
+	static char thumb[64];
+	unsigned char md[20];
+	unsigned int len = 0;
+	char a[128], b[128], c[128], d[128];
+	struct wss_keyring_spec gw = { tpath(a, sizeof(a), "gw.crt"),
+		tpath(b, sizeof(b), "gw.key"), 0 };
+	struct wss_keyring_spec other = { tpath(c, sizeof(c), "other.crt"),
+		tpath(d, sizeof(d), "other.key"), 0 };
+	struct err err;
+
+	err_clear(&err);
+	if (wss_keyring_new(&gw, 1, &fx.ring, &err) < 0 ||
+	    wss_keyring_new(&other, 1, &fx.ring_other, &err) < 0 ||
+	    X509_digest(fx.cert, EVP_sha1(), md, &len) != 1 ||
+	    EVP_EncodeBlock((unsigned char *)thumb, md, (int)len) <= 0)
+		return -1;
+	fx.thumb = thumb;
+	return 0;
 }
 
 /* Two RSA key pairs with self-signed certificates (with an SKI). */
@@ -105,6 +134,8 @@ group_setup(void **state)
 	if (f != NULL)
 		(void)fclose(f);
 	fx.pub = fx.cert != NULL ? X509_get_pubkey(fx.cert) : NULL;
+	if (fx.cert == NULL || t_rings() < 0)
+		return -1;
 	f = fopen(tpath(a, sizeof(a), "gw.key"), "r");
 	fx.priv = f != NULL ? PEM_read_PrivateKey(f, NULL, NULL, NULL) : NULL;
 	if (f != NULL)
@@ -124,6 +155,8 @@ group_teardown(void **state)
 	(void)state;
 	wss_key_free(fx.key);
 	wss_key_free(fx.other);
+	wss_keyring_free(fx.ring);
+	wss_keyring_free(fx.ring_other);
 	X509_free(fx.cert);
 	EVP_PKEY_free(fx.pub);
 	EVP_PKEY_free(fx.priv);
@@ -146,15 +179,15 @@ t_security(xmlDocPtr doc)
 	return xml_child(header, NS_WSSE, "Security");
 }
 
-/* A default policy that decrypts with key. */
+/* A default policy that decrypts with the pairs of ring. */
 static struct wss_policy
-t_policy(const struct wss_key *key, unsigned extra)
+t_policy(const struct wss_keyring *ring, unsigned extra)
 {
 	struct wss_policy pol;
 
 	memset(&pol, 0, sizeof(pol));
 	pol.algs = WSS_ALGS_DEFAULT | extra;
-	pol.decrypt_key = key;
+	pol.decrypt_keys = ring;
 	return pol;
 }
 
@@ -626,12 +659,13 @@ t_xml(struct arena *a, const struct tcase *tc, const char *cv)
 	char *ek = arena_sprintf(a, "<xenc:EncryptedKey Id=\"EK-1\">"
 	    "<xenc:EncryptionMethod Algorithm=\"%s\">%s"
 	    "</xenc:EncryptionMethod><ds:KeyInfo><wsse:SecurityTokenReference>"
-	    "<wsse:KeyIdentifier>x</wsse:KeyIdentifier>"
+	    "<wsse:KeyIdentifier ValueType=\"" THUMBPRINT "\">%s"
+	    "</wsse:KeyIdentifier>"
 	    "</wsse:SecurityTokenReference></ds:KeyInfo><xenc:CipherData>"
 	    "<xenc:CipherValue>%s</xenc:CipherValue></xenc:CipherData>"
 	    "<xenc:ReferenceList><xenc:DataReference URI=\"%s\"/>%s%s%s"
 	    "</xenc:ReferenceList></xenc:EncryptedKey>", tc->kt, tc->params,
-	    cv, ref1, tc->brk == B_UNREF ? "" : "<xenc:DataReference URI=\"",
+	    fx.thumb, cv, ref1, tc->brk == B_UNREF ? "" : "<xenc:DataReference URI=\"",
 	    tc->brk == B_UNREF ? "" : ref2, tc->brk == B_UNREF ? "" : "\"/>");
 
 	return arena_sprintf(a, "<S:Envelope xmlns:S=\"" NS_SOAP12 "\">"
@@ -710,8 +744,8 @@ t_check_plain(const struct tcase *tc, const struct tmsg *m)
 static void
 t_case(const struct tcase *tc, struct err *ret_err)
 {
-	struct wss_policy pol = t_policy(tc->brk == B_WRONGKEY ? fx.other :
-	    tc->brk == B_NOKEY ? NULL : fx.key, tc->extra);
+	struct wss_policy pol = t_policy(tc->brk == B_WRONGKEY ?
+	    fx.ring_other : tc->brk == B_NOKEY ? NULL : fx.ring, tc->extra);
 	const unsigned char *orig[2];
 	struct wss_dec_report rep;
 	struct tmsg m;
@@ -817,7 +851,7 @@ test_nothing_encrypted(void **state)
 	    "</wsse:Security></S:Header><S:Body/></S:Envelope>";
 	struct arena *a = arena_new(0);
 	struct wss_policy pol = t_policy(NULL, 0);
-	struct wss_dec_report rep = { 99, 1, 1 };
+	struct wss_dec_report rep = { 99, 1, 1, "x" };
 	xmlDocPtr doc = NULL;
 	struct err err;
 
@@ -928,6 +962,7 @@ struct trec {
 	xmlDocPtr doc;
 	struct tmime mime;
 	struct wss_key *key;
+	struct wss_keyring *ring;  /* the same pair as a leg's keyring */
 };
 
 /* Load corpus message rel and the corpus key <sha>; 0, or -1 when
@@ -937,6 +972,7 @@ t_rec_load(struct trec *r, const char *rel, const char *sha)
 {
 	char path[512], cert[512], key[512];
 	size_t len = 0;
+	struct wss_keyring_spec spec = { NULL, NULL, 0 };
 	struct err err;
 
 	memset(r, 0, sizeof(*r));
@@ -955,6 +991,10 @@ t_rec_load(struct trec *r, const char *rel, const char *sha)
 	    testutil_shared_dir(), sha);
 	if (wss_key_load(cert, key, &r->key, &err) < 0)
 		fail_msg("key %s: %s", sha, err.msg);
+	spec.cert = cert;
+	spec.key = key;
+	if (wss_keyring_new(&spec, 1, &r->ring, &err) < 0)
+		fail_msg("keyring %s: %s", sha, err.msg);
 	return 0;
 }
 
@@ -963,6 +1003,7 @@ static void
 t_rec_free(struct trec *r)
 {
 	wss_key_free(r->key);
+	wss_keyring_free(r->ring);
 	arena_free(r->a);
 	free(r->raw);
 }
@@ -971,7 +1012,7 @@ t_rec_free(struct trec *r)
 static int
 t_rec_decrypt(struct trec *r, struct err *err)
 {
-	struct wss_policy pol = t_policy(r->key, 0);
+	struct wss_policy pol = t_policy(r->ring, 0);
 	struct wss_dec_report rep;
 
 	err_clear(err);
@@ -1210,7 +1251,7 @@ test_round_trip(void **state)
 {
 	static const char *const ids[3] = { "a@x", "b c/d%@x", "empty@x" };
 	struct arena *a = arena_new(0);
-	struct wss_policy pol = t_policy(fx.key, 0);
+	struct wss_policy pol = t_policy(fx.ring, 0);
 	struct wss_part parts[3], orig[3];
 	unsigned char bin[1000];
 	xmlDocPtr doc = NULL, doc2 = NULL;
@@ -1247,11 +1288,11 @@ test_round_trip(void **state)
 	    &doc2, &err), 0);
 	xmlFree(out);
 	/* the wrong recipient key fails, the right one decrypts */
-	pol.decrypt_key = fx.other;
+	pol.decrypt_keys = fx.ring_other;
 	assert_int_equal(wss_decrypt(a, doc2, t_security(doc2), parts, 3, &pol,
 	    &rep, &err), -1);
 	t_same_0102(&err, "round trip, other key");
-	pol.decrypt_key = fx.key;
+	pol.decrypt_keys = fx.ring;
 	err_clear(&err);
 	assert_int_equal(wss_decrypt(a, doc2, t_security(doc2), parts, 3, &pol,
 	    &rep, &err), 0);

@@ -1304,6 +1304,17 @@ corpus_same(const struct wss_part *p, const char *rel)
 	free(want);
 }
 
+/* A keyring of the one pair crt + key; 0 / -1. */
+static int
+t_ring(const char *crt, const char *key, struct wss_keyring **ret)
+{
+	struct wss_keyring_spec spec = { crt, key, 0 };
+	struct err err;
+
+	err_clear(&err);
+	return wss_keyring_new(&spec, 1, ret, &err);
+}
+
 /* AS4.NET: signed by AccessPointA (IssuerSerial), encrypted for
  * AccessPointB (rsa-oaep-mgf1p/sha256, aes128-gcm) (corpus row 126). */
 static void
@@ -1313,7 +1324,9 @@ test_corpus_encrypted_signed(void **state)
 	    "-46aa-862f-381eb4b7009-";
 	struct arena *a = arena_new(0);
 	char crt[4096], key[4096], want[512];
-	struct wss_key *dk = NULL;
+	struct wss_keyring *dk = NULL;
+	struct wss_keyring_spec two[2];
+	char crt_a[4096], key_a[4096];
 	struct trust *t;
 	struct corpus_msg cm;
 	struct wss_policy pol;
@@ -1331,10 +1344,10 @@ test_corpus_encrypted_signed(void **state)
 	    testutil_shared_dir());
 	(void)snprintf(key, sizeof(key), "%s/" KEY_B ".key.pem",
 	    testutil_shared_dir());
-	assert_int_equal(wss_key_load(crt, key, &dk, &err), 0);
+	assert_int_equal(t_ring(crt, key, &dk), 0);
 	policy(P_ENC_REQUIRED, &pol);
 	pol.trust = t = corpus_trust(KEY_A);
-	pol.decrypt_key = dk;
+	pol.decrypt_keys = dk;
 	assert_int_equal(clock_parse_iso8601("2018-12-19T08:56:26Z",
 	    &pol.at_ms), 0);
 	if (corpus_inbound(a, &cm, &pol, &res, &err) != 0)
@@ -1350,21 +1363,39 @@ test_corpus_encrypted_signed(void **state)
 		    "1650194442@CLT-SMOREELS." : "291596031@CLT-SMOREELS.m");
 		corpus_same(&cm.parts[i], want);
 	}
-	/* the wrong decryption key (AccessPointA's): EBMS:0102 */
-	wss_key_free(dk);
+	/* AccessPointA's pair beside AccessPointB's: the EncryptedKey's
+	 * IssuerSerial picks B's, and the message decrypts as before */
+	wss_keyring_free(dk);
 	dk = NULL;
-	(void)snprintf(crt, sizeof(crt), "%s/" KEY_A ".pem",
+	(void)snprintf(crt_a, sizeof(crt_a), "%s/" KEY_A ".pem",
 	    testutil_shared_dir());
-	(void)snprintf(key, sizeof(key), "%s/" KEY_A ".key.pem",
+	(void)snprintf(key_a, sizeof(key_a), "%s/" KEY_A ".key.pem",
 	    testutil_shared_dir());
-	assert_int_equal(wss_key_load(crt, key, &dk, &err), 0);
-	pol.decrypt_key = dk;
+	two[0] = (struct wss_keyring_spec){ crt_a, key_a, 0 };
+	two[1] = (struct wss_keyring_spec){ crt, key, 1 };
+	assert_int_equal(wss_keyring_new(two, 2, &dk, &err), 0);
+	pol.decrypt_keys = dk;
+	assert_int_equal(corpus_load(a, AS4NET ENCSIGNED, ENCSIGNED_CT, &cm),
+	    0);
+	if (corpus_inbound(a, &cm, &pol, &res, &err) != 0)
+		fail_msg("two pairs: %s (%s)", err.msg, err.detail);
+	assert_true(res.decrypted);
+	assert_non_null(res.decrypted_retiring);    /* B is the retiring one */
+	/* AccessPointA's alone: the reference names no pair -> EBMS:0102,
+	 * the log detail names the reference and the pair's fingerprint */
+	wss_keyring_free(dk);
+	dk = NULL;
+	assert_int_equal(t_ring(crt_a, key_a, &dk), 0);
+	pol.decrypt_keys = dk;
 	assert_int_equal(corpus_load(a, AS4NET ENCSIGNED, ENCSIGNED_CT, &cm),
 	    0);
 	assert_int_equal(corpus_inbound(a, &cm, &pol, &res, &err), -1);
 	assert_string_equal(err.ebms_code, "EBMS:0102");
+	assert_string_equal(err.msg, "decryption failed");
+	assert_non_null(strstr(err.detail, "X509IssuerSerial \"CN=AccessPointB\""));
+	assert_non_null(strstr(err.detail, "sha256:"));
 	trust_free(t);
-	wss_key_free(dk);
+	wss_keyring_free(dk);
 	arena_free(a);
 }
 
