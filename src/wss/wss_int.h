@@ -206,7 +206,7 @@ struct wss_dec_report {
  * also headers/headers_len become the decrypted MIME header block (its
  * lines with their line ends, without the empty line).  No Security
  * children to decrypt: 0 with a zero report.  doc: where a
- * BinarySecurityToken reference is looked up.
+ * BinarySecurityToken reference is looked up (wss_ids_index() first).
  */
 int wss_decrypt(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
     struct wss_part *parts, size_t n_parts, const struct wss_policy *pol,

@@ -1016,6 +1016,9 @@ t_rec_decrypt(struct trec *r, struct err *err)
 	struct wss_dec_report rep;
 
 	err_clear(err);
+	/* as wss_inbound: IDs first, for BinarySecurityToken references */
+	if (wss_ids_index(r->doc, err) < 0)
+		return -1;
 	return wss_decrypt(r->a, r->doc, t_security(r->doc), r->mime.parts,
 	    r->mime.n, &pol, &rep, err);
 }
