@@ -566,6 +566,7 @@ gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
 	struct wss_result sec = {0};
 	struct gateway_in in = { .req = req };
 	struct soap_env env;
+	int secured;
 
 	memset(ans, 0, sizeof(*ans));
 	in.keyed = gateway_replay_key(req, in.key);
@@ -576,8 +577,10 @@ gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
 		ans->pmode = leg->id;
 		/* the leg's party, not the message's first PartyId */
 		ans->from_party = leg->from.name;
-		if (gateway_secure(gw, a, &env, um,
-		    &gw->legs[leg - gw->conf->legs], &sec, &ans->err) == 0 &&
+		secured = gateway_secure(gw, a, &env, um,
+		    &gw->legs[leg - gw->conf->legs], &sec, &ans->err) == 0;
+		ans->decrypt_retiring = sec.decrypted_retiring;
+		if (secured &&
 		    gateway_check_age(gw, um, leg, &sec, &ans->err) == 0 &&
 		    gateway_peppol_check(gw, a, um, leg, &ans->err) == 0 &&
 		    gateway_accept(gw, s, a, &in, um, leg, &sec, ans) == 0)

@@ -66,6 +66,10 @@ struct gateway_answer {
 	const char *pmode;
 	const char *ebms_code;
 	int replayed;                /* answered by gateway_replay.c's cache */
+	/* the message was encrypted for a decryption pair marked retiring:
+	 * its short fingerprint (the keyring's; valid while the gateway is),
+	 * else NULL */
+	const char *decrypt_retiring;
 	struct err err;              /* what went wrong, if anything */
 };
 

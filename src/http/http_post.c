@@ -106,6 +106,7 @@ http_post_log(const struct http_req *r, const struct gateway_answer *ans,
 	lr.pmode = ans->pmode;
 	lr.outcome = ans->outcome;
 	lr.replayed = ans->replayed;
+	lr.decryption_retiring = ans->decrypt_retiring;
 	lr.ebms_code = ans->ebms_code;
 	lr.error = ans->err.kind != ERR_NONE ? ans->err.msg : NULL;
 	lr.detail = ans->err.detail[0] != '\0' ? ans->err.detail :
@@ -193,6 +194,8 @@ http_post_end(struct MHD_Connection *conn, struct http_req *r,
 	rc = http_respond_answer(conn, r, &ans, is_new);
 	r->outcome = "logged";
 	metrics_message(ans.outcome, ans.ebms_code, ans.status);
+	if (ans.decrypt_retiring != NULL)
+		metrics_decrypt_retiring();
 	if (ans.status == 503)
 		metrics_store_error();
 	if (ans.status == 503)

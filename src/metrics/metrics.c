@@ -57,6 +57,7 @@ static atomic_llong metrics_purge_interval_s, metrics_purge_since_ms;
 static atomic_llong metrics_purge_ok_ms;
 static atomic_llong metrics_inbox = -1, metrics_ready = -1, metrics_claimed = -1;
 static atomic_llong metrics_reload_ok, metrics_reload_failed;
+static atomic_llong metrics_retiring;
 static atomic_llong metrics_start_ms;
 
 /* Record the process start time. */
@@ -89,6 +90,7 @@ metrics_reset(void)
 	atomic_store(&metrics_purge_ok_ms, 0);
 	atomic_store(&metrics_reload_ok, 0);
 	atomic_store(&metrics_reload_failed, 0);
+	atomic_store(&metrics_retiring, 0);
 	atomic_store(&metrics_start_ms, 0);
 	metrics_set_store(-1, -1, -1);
 }
@@ -193,6 +195,13 @@ metrics_purge_overdue(void)
 	if (interval <= 0 || ref <= 0)
 		return 0;
 	return clock_epoch_ms() - ref > 2 * interval * 1000 ? 1 : 0;
+}
+
+/* decryption_retiring_total + 1. */
+void
+metrics_decrypt_retiring(void)
+{
+	atomic_fetch_add(&metrics_retiring, 1);
 }
 
 /* config_reloads_total{result="ok"} or {result="failed"} + 1. */
@@ -319,7 +328,10 @@ metrics_render_requests(struct buf *out)
 	    metrics_head(out, "config_reloads_total", "counter",
 	    "SIGHUP reloads: swapped in (ok) or refused (failed).") == -1 ||
 	    metrics_labelled(out, "config_reloads_total", "result", result,
-	    reloads, 2) == -1)
+	    reloads, 2) == -1 ||
+	    metrics_one(out, "decryption_retiring_total", "counter",
+	    "Messages decrypted with a decryption pair marked retiring.",
+	    atomic_load(&metrics_retiring)) == -1)
 		return -1;
 	return 0;
 }

@@ -60,6 +60,10 @@ void metrics_purge_ok(int64_t at_ms);
 /* A SIGHUP reload: ok 1 swapped in, 0 refused. */
 void metrics_reload(int ok);
 
+/* decryption_retiring_total + 1: a message was decrypted with a pair
+ * marked retiring (a partner still encrypts for it). */
+void metrics_decrypt_retiring(void);
+
 /* Gauges read from the store at scrape time; -1 = unknown (not printed). */
 void metrics_set_store(int64_t inbox_rows, int64_t delivery_ready,
     int64_t delivery_claimed);

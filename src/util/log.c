@@ -122,6 +122,7 @@ log_request(const struct log_request *r)
 	log_field(&line, "detail", r->detail);
 	if (r->replayed)
 		(void)buf_puts(&line, ",\"replayed\":true");
+	log_field(&line, "decryption_retiring", r->decryption_retiring);
 	(void)buf_printf(&line, ",\"bytes_in\":%lld,\"ms\":%lld}\n",
 	    (long long)r->bytes_in, (long long)r->ms);
 	log_emit(&line);

@@ -43,6 +43,9 @@ struct log_request {
 	const char *error;     /* err.msg */
 	const char *detail;    /* err.detail (log only) */
 	int replayed;          /* answered from the replay cache: "replayed":true */
+	/* fingerprint of a retiring decryption pair the message was
+	 * encrypted for: "decryption_retiring":"sha256:..." (NULL: none) */
+	const char *decryption_retiring;
 	int64_t bytes_in;
 	int64_t ms;
 };

@@ -5,8 +5,8 @@
  *
  * Set-up, once per process and in memory only: a fresh RSA key and a
  * self-signed certificate (OpenSSL), handed to wss_key_load(),
- * trust_new() and sender_recipient_load() through memfd paths
- * (/proc/self/fd/N, closed right after loading: nothing touches a disk).
+ * wss_keyring_new(), trust_new() and sender_recipient_load() through memfd
+ * paths (/proc/self/fd/N, closed right after loading: nothing touches a disk).
  * The policy requires a signature, allows encryption, trusts only that
  * certificate and decrypts with its key.  Validity is evaluated at a fixed
  * instant (2015-01-01) with a 20-year timestamp skew, so recorded messages
@@ -74,6 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* The long-lived objects the gateway builds from its configuration. */
 static struct {
 	struct wss_key *key;
+	struct wss_keyring *ring;   /* the same pair, to decrypt with */
 	struct trust *trust;
 	struct sender_recipient *recipient;
 	struct wss_policy pol;
@@ -162,6 +163,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	X509 *cert;
 	char cpath[64], kpath[64];
 	const char *list[1] = { cpath };
+	struct wss_keyring_spec spec = { cpath, kpath, 0 };
 	int cfd, kfd;
 
 	(void)argc;
@@ -177,6 +179,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (wss_key_load(cpath, kpath, &fuzz_wss.key, &err) == -1 ||
 	    trust_new(&(struct trust_files){ .signers = list, .n_signers = 1,
 	    .anchors = list, .n_anchors = 1 }, &fuzz_wss.trust, &err) == -1 ||
+	    wss_keyring_new(&spec, 1, &fuzz_wss.ring, &err) == -1 ||
 	    sender_recipient_load(cpath, &fuzz_wss.recipient, &err) == -1)
 		fuzz_wss_die("load", &err);
 	(void)close(cfd);
@@ -187,7 +190,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	fuzz_wss.pol.encryption = WSS_OPTIONAL;
 	fuzz_wss.pol.algs = WSS_ALGS_DEFAULT;
 	fuzz_wss.pol.trust = fuzz_wss.trust;
-	fuzz_wss.pol.decrypt_key = fuzz_wss.key;
+	fuzz_wss.pol.decrypt_keys = fuzz_wss.ring;
 	fuzz_wss.pol.at_ms = FUZZ_WSS_AT_MS;
 	fuzz_wss.pol.skew_ms = FUZZ_WSS_SKEW_MS;
 	fuzz_wss.pol.max_references = 30;
