@@ -841,6 +841,72 @@ test_generated(void **state)
 	assert_true(t_n_details >= 6);
 }
 
+/*
+ * Two pairs (issue 11 item 9): the EncryptedKey's ThumbprintSHA1 picks gw's,
+ * listed second and retiring (reported); without a ds:KeyInfo only a leg
+ * with a single pair decrypts (no key is tried); the same certificate twice
+ * is refused at load.
+ */
+static void
+test_keyring(void **state)
+{
+	char a[128], b[128], c[128], d[128];
+	struct wss_keyring_spec two[2] = {
+		{ tpath(a, sizeof(a), "other.crt"), tpath(b, sizeof(b),
+		    "other.key"), 0 },
+		{ tpath(c, sizeof(c), "gw.crt"), tpath(d, sizeof(d), "gw.key"),
+		    1 },
+	};
+	struct wss_keyring *ring2 = NULL, *dup = NULL;
+	struct wss_policy pol;
+	struct wss_dec_report rep;
+	struct tmsg m;
+	struct err err;
+	xmlNodePtr ki;
+
+	(void)state;
+	err_clear(&err);
+	assert_int_equal(wss_keyring_new(two, 2, &ring2, &err), 0);
+	memset(&m, 0, sizeof(m));
+	t_build(&tcases[0], &m);
+	pol = t_policy(ring2, 0);
+	assert_int_equal(wss_decrypt(m.a, m.doc, t_security(m.doc), m.parts, 2,
+	    &pol, &rep, &err), 0);
+	assert_int_equal(rep.n_decrypted, 2);
+	assert_string_equal(rep.retiring, wss_keyring_fp(ring2, 1));
+	t_check_plain(&tcases[0], &m);
+	arena_free(m.a);
+
+	memset(&m, 0, sizeof(m));
+	t_build(&tcases[0], &m);
+	ki = xml_child(xml_child(t_security(m.doc), NS_XENC, "EncryptedKey"),
+	    NS_DS, "KeyInfo");
+	assert_non_null(ki);
+	xmlUnlinkNode(ki);
+	xmlFreeNode(ki);
+	err_clear(&err);
+	assert_int_equal(wss_decrypt(m.a, m.doc, t_security(m.doc), m.parts, 2,
+	    &pol, &rep, &err), -1);
+	assert_string_equal(err.ebms_code, "EBMS:0102");
+	assert_non_null(strstr(err.detail, "no ds:KeyInfo"));
+	assert_non_null(strstr(err.detail, wss_keyring_fp(ring2, 0)));
+	pol = t_policy(fx.ring, 0);
+	err_clear(&err);
+	assert_int_equal(wss_decrypt(m.a, m.doc, t_security(m.doc), m.parts, 2,
+	    &pol, &rep, &err), 0);
+	assert_null(rep.retiring);
+	t_check_plain(&tcases[0], &m);
+	arena_free(m.a);
+
+	two[0] = two[1];
+	err_clear(&err);
+	assert_int_equal(wss_keyring_new(two, 2, &dup, &err), -1);
+	assert_int_equal(err.kind, ERR_CONF);
+	assert_non_null(strstr(err.msg, "same certificate"));
+	assert_null(dup);
+	wss_keyring_free(ring2);
+}
+
 /* A Security header without encryption decrypts nothing, successfully. */
 static void
 test_nothing_encrypted(void **state)
@@ -1350,6 +1416,7 @@ main(void)
 		cmocka_unit_test(test_oaep_usable),
 		cmocka_unit_test(test_generated),
 		cmocka_unit_test(test_nothing_encrypted),
+		cmocka_unit_test(test_keyring),
 		cmocka_unit_test(test_corpus_compressed),
 		cmocka_unit_test(test_corpus_issuerserial),
 		cmocka_unit_test(test_corpus_bundled),
