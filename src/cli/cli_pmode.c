@@ -4,8 +4,9 @@
  * through gateway_new() (key/certificate match, parse, trust material) —
  * and list its P-Mode legs, one line each, with their security (policies,
  * the signer certificate and trust anchor files, the decryption pairs
- * with their fingerprints, algorithms, timestamp skew, Peppol checks), then one line per certificate file with the
- * subject, serial and validity of each certificate in it.  A replay
+ * with their fingerprints, algorithms, timestamp skew, Peppol checks),
+ * then one line per certificate file with the subject, serial and
+ * validity of each certificate in it.  A replay
  * verifyAt instant, and a certificate expired, not yet valid or expiring
  * within 30 days, get a WARNING line on stderr.  Exit 0 when serve would
  * start with the file, 1 with the one-line problem on stderr when not, 2 on
