@@ -183,13 +183,19 @@ def test_reload_removing_the_old_pair(gateway_factory, keys, payload, pki):
     now EBMS:0102 (nothing stored), those for the new one still decrypt."""
     gw = gateway_factory(legs=leg([pair(keys, 'new'), pair(keys, 'old', retiring=True)]))
     gw.start()
-    mid = new_id()
-    assert push(gw, payload, mid, keys / 'old.crt').returncode == 0
-    assert gw.store.counts(mid) == (1, 1, 1)
+    stored = new_id()
+    assert push(gw, payload, stored, keys / 'old.crt').returncode == 0
+    assert gw.store.counts(stored) == (1, 1, 1)
     rewrite_config(gw, pki, leg([pair(keys, 'new')]))
     gw.proc.send_signal(signal.SIGHUP)
     wait_log(gw, 'configuration reloaded')
     before = gw.store.totals()
+    # a retry of the stored message, still for the old certificate: it can
+    # no longer be read, so it is not answered with the stored Receipt
+    p = push(gw, payload, stored, keys / 'old.crt')
+    assert p.returncode == 1
+    assert as4msg.Answer(200, {}, _answer(p.stdout)).error_code == 'EBMS:0102'
+    assert gw.store.counts(stored) == (1, 1, 1) and gw.store.totals() == before
     mid = new_id()
     p = push(gw, payload, mid, keys / 'old.crt')
     assert p.returncode == 1
