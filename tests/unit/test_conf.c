@@ -73,6 +73,10 @@ static const struct conf_bad_case conf_bad_cases[] = {
 	    "partnerRetryWindowDays (45)", 4 },
 	{ FIX "leg-retention.xml", "pmode \"a\": retentionDays (3) is shorter", 16 },
 	{ FIX "dup-id.xml", "duplicate pmode id \"a\" (first at line 10)", 17 },
+	{ FIX "decryption-twice.xml", "pmode \"a\": decryption certificate "
+	    "\"" FIX "dummy-cert.pem\" listed twice", 14 },
+	{ FIX "decryption-retiring.xml", "gateway decryptionKeys: every "
+	    "<decryption> pair is retiring", 6 },
 	{ FIX "ambiguous.xml", "pmode \"b\" is ambiguous: a message could "
 	    "match it and pmode \"a\" (line 9), which lists other PartyIds "
 	    "or roles", 16 },
@@ -461,6 +465,42 @@ test_conf_peppol(void **state)
 	conf_free(c);
 }
 
+/* Decryption pairs (issue 11 item 9): <decryptionKeys> is the default of
+ * legs without their own, copied; a leg's own pairs in document order with
+ * @retiring (xs:boolean, blanks trimmed). */
+static void
+test_conf_decryption_pairs(void **state)
+{
+	const struct pmode_leg *l;
+	struct conf *c = NULL;
+	struct err err;
+
+	(void)state;
+	err_clear(&err);
+	if (conf_load(FIX "decryption-pairs.xml", &c, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->n_decrypt, 2);
+	assert_int_equal(c->decrypt_signing, 0);
+	assert_string_equal(c->decrypt[1].cert, FIX "../conf/dummy-cert.pem");
+	assert_int_equal(c->decrypt[0].retiring, 0);
+	assert_int_equal(c->decrypt[1].retiring, 1);
+	l = &c->legs[0];
+	assert_int_equal(l->decrypt_default, 1);
+	assert_int_equal(l->n_decrypt, 2);
+	assert_string_equal(l->decrypt[1].cert, c->decrypt[1].cert);
+	assert_ptr_not_equal(l->decrypt[1].cert, c->decrypt[1].cert);
+	assert_int_equal(l->decrypt[1].retiring, 1);
+	l = &c->legs[1];
+	assert_int_equal(l->decrypt_default, 0);
+	assert_int_equal(l->n_decrypt, 2);
+	assert_string_equal(l->decrypt[0].cert, FIX "../conf/dummy-cert.pem");
+	assert_int_equal(l->decrypt[0].retiring, 0);
+	assert_string_equal(l->decrypt[1].cert, FIX "dummy-cert.pem");
+	assert_string_equal(l->decrypt[1].key, FIX "../conf/dummy-key.pem");
+	assert_int_equal(l->decrypt[1].retiring, 1);
+	conf_free(c);
+}
+
 /* Absolute config path: paths become absolute; no directory part: kept. */
 static void
 test_conf_resolution(void **state)
@@ -693,6 +733,7 @@ main(void)
 		cmocka_unit_test(test_conf_resolution),
 		cmocka_unit_test(test_conf_shipped),
 		cmocka_unit_test(test_conf_peppol),
+		cmocka_unit_test(test_conf_decryption_pairs),
 		cmocka_unit_test(test_conf_parse_listen),
 		cmocka_unit_test(test_conf_misc),
 		cmocka_unit_test(test_conf_ops),
