@@ -54,7 +54,6 @@ gateway_trust(const struct pmode_leg *leg, struct trust **ret,
 	return trust_new(&f, ret, err);
 }
 
-
 /* Load decryption pairs (conf's words -> wss's) into *ret. */
 static int
 gateway_keyring(const struct conf_keypair *v, size_t n,
