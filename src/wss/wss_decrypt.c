@@ -20,6 +20,11 @@
  * an invalid padding cost the same and get the same answer (padding
  * oracle, issue 10 item 6; wss_decrypt_mask).
  *
+ * The key that unwraps an EncryptedKey is the leg's decryption pair its
+ * ds:KeyInfo names (wss_keyring.c: during a rotation a leg has several);
+ * a reference naming none of them fails like any other key transport,
+ * and no key is ever tried on the off chance.
+ *
  * The ciphertext of an attachment is its MIME part, found by Content-ID in
  * the parts array (no xmlsec IO callback involved); key transport runs
  * through our xmlsec transforms (wss_oaep.c), block decryption directly on
