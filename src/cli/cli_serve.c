@@ -17,6 +17,7 @@
 #include "../gateway/gateway.h"
 #include "../http/http.h"
 #include "../metrics/metrics.h"
+#include "../trust/trust_revoc.h"
 #include "../retention/retention.h"
 #include "../store/store.h"
 #include "../util/buf.h"
@@ -265,10 +266,49 @@ cli_purge_start(const struct conf *c, struct retention_schedule *sched)
 	return rt;
 }
 
-/* Load c and build its gateway for a reload; 0 ok, -1 refused (logged). */
+/* <revocation> of c as the engine's limits. */
+static void
+cli_revoc_limits(const struct conf *c, struct trust_revoc_limits *lim)
+{
+	const struct conf_revocation *rv = &c->revocation;
+
+	trust_revoc_limits_default(lim);
+	lim->connect_timeout_ms = rv->connect_timeout_ms;
+	lim->timeout_s = rv->timeout_s;
+	lim->max_ocsp_bytes = rv->max_ocsp_bytes;
+	lim->max_crl_bytes = rv->max_crl_bytes;
+	lim->skew_s = rv->skew_s;
+	lim->refresh_ahead_s = rv->refresh_ahead_s;
+	lim->no_next_update_s = rv->no_next_update_s;
+	lim->failure_backoff_s = rv->failure_backoff_s;
+	lim->idle_evict_s = rv->idle_s;
+	lim->max_entries = rv->max_entries;
+}
+
+/* The server's revocation engine (issue 12 item 2), refresher running;
+ * it outlives every configuration generation.  NULL logged. */
+static struct trust_revoc *
+cli_revoc_start(const struct conf *c)
+{
+	struct trust_revoc_limits lim;
+	struct trust_revoc *rv;
+	struct err err = {0};
+
+	cli_revoc_limits(c, &lim);
+	if ((rv = trust_revoc_new(&lim)) == NULL ||
+	    trust_revoc_start(rv, &err) == -1) {
+		cli_fail("", rv == NULL ? "out of memory" : err.msg);
+		trust_revoc_free(rv);
+		return NULL;
+	}
+	return rv;
+}
+
+/* Load c and build its gateway for a reload; 0 ok, -1 refused (logged).
+ * The revocation engine is kept, with c's limits once swapped in. */
 static int
 cli_reload_build(const struct cli_opts *o, const struct conf *cur,
-    struct conf **ret_c, struct gateway **ret_gw)
+    struct trust_revoc *rv, struct conf **ret_c, struct gateway **ret_gw)
 {
 	struct conf *c = NULL;
 	struct gateway *gw = NULL;
@@ -279,7 +319,7 @@ cli_reload_build(const struct cli_opts *o, const struct conf *cur,
 	if ((c = cli_load_conf(o, &err)) == NULL ||
 	    (cli_keep_fixed(cur, c, &fixed) == -1 &&
 	    err_set(&err, ERR_INTERNAL, NULL, "out of memory") == -1) ||
-	    gateway_new(c, &gw, &err) == -1) {
+	    gateway_new_revoc(c, rv, &gw, &err) == -1) {
 		cli_oneline(err.msg, line, sizeof(line));
 		log_msg(LOG_ERROR, "SIGHUP: configuration not reloaded, still "
 		    "serving the previous one: %s", line);
@@ -306,12 +346,13 @@ cli_reload_build(const struct cli_opts *o, const struct conf *cur,
 static void
 cli_reload(const struct cli_opts *o, struct http_server *srv,
     const struct conf **cur, struct retention_thread **rt,
-    struct retention_schedule *sched)
+    struct retention_schedule *sched, struct trust_revoc *rv)
 {
+	struct trust_revoc_limits lim;
 	struct conf *c;
 	struct gateway *gw;
 
-	if (cli_reload_build(o, *cur, &c, &gw) == -1)
+	if (cli_reload_build(o, *cur, rv, &c, &gw) == -1)
 		return;
 	retention_stop(*rt);
 	*rt = NULL;
@@ -323,6 +364,8 @@ cli_reload(const struct cli_opts *o, struct http_server *srv,
 		conf_free(c);
 	} else {
 		*cur = c;
+		cli_revoc_limits(c, &lim);
+		trust_revoc_set_limits(rv, &lim);
 		metrics_reload(1);
 		log_msg(LOG_INFO, "SIGHUP: configuration reloaded from %s "
 		    "(%zu P-Mode legs)", o->config, c->n_legs);
@@ -359,14 +402,14 @@ cli_malloc_tune(void)
 /* Serve until SIGTERM/SIGINT, reloading on SIGHUP; then drain and stop. */
 static void
 cli_serve_loop(const struct cli_opts *o, struct http_server *srv,
-    const struct conf *cur, const sigset_t *set)
+    const struct conf *cur, const sigset_t *set, struct trust_revoc *rv)
 {
 	struct retention_schedule sched = {0};
 	struct retention_thread *rt = cli_purge_start(cur, &sched);
 	int sig;
 
 	while ((sig = cli_wait_signal(set)) == SIGHUP)
-		cli_reload(o, srv, &cur, &rt, &sched);
+		cli_reload(o, srv, &cur, &rt, &sched, rv);
 	log_msg(LOG_INFO, "signal %d: draining requests in flight", sig);
 	retention_stop(rt);
 	http_stop(srv, cur->limits.request_deadline_s * 1000);
@@ -377,6 +420,7 @@ int
 cli_serve(int argc, char **argv)
 {
 	struct http_server *srv = NULL;
+	struct trust_revoc *rv = NULL;
 	struct gateway *gw = NULL;
 	struct conf *c = NULL;
 	struct err err = {0};
@@ -402,7 +446,10 @@ cli_serve(int argc, char **argv)
 	}
 	if (cli_migrate_store(c, &applied) == -1)
 		goto out;
-	if (gateway_new(c, &gw, &err) == -1 || http_start(c, gw, &srv, &err) == -1) {
+	if ((rv = cli_revoc_start(c)) == NULL)
+		goto out;
+	if (gateway_new_revoc(c, rv, &gw, &err) == -1 ||
+	    http_start(c, gw, &srv, &err) == -1) {
 		cli_fail("", err.msg);
 		goto out;
 	}
@@ -413,11 +460,14 @@ cli_serve(int argc, char **argv)
 	    http_port(srv), c->http_path,
 	    strncmp(c->store_dsn, "sqlite:", 7) == 0 ? c->store_dsn : "postgresql",
 	    c->n_legs);
-	cli_serve_loop(&o, srv, c, &set);
+	cli_serve_loop(&o, srv, c, &set, rv);
+	/* every generation (and its gateway) is gone after http_stop */
+	trust_revoc_free(rv);
 	return 0;
 out:
 	gateway_free(gw);
 	conf_free(c);
+	trust_revoc_free(rv);
 	return rc;
 }
 

@@ -606,7 +606,8 @@ conf_gateway(struct conf_ctx *x, const xmlNode *gw)
 		return conf_fail(x, gw, "gateway: signing missing");
 	if (conf_pair(x, n, "", &x->c->sign_cert, &x->c->sign_key) == -1 ||
 	    conf_keys_gateway(x, gw) == -1 || conf_limits(x, gw) == -1 || conf_replay(x, gw) == -1 ||
-	    conf_proxies(x, gw) == -1 || conf_purge(x, gw) == -1)
+	    conf_proxies(x, gw) == -1 || conf_purge(x, gw) == -1 ||
+	    conf_revocation(x, gw) == -1)
 		return -1;
 	return conf_retention(x, gw);
 }
@@ -762,6 +763,7 @@ conf_new(const char *path)
 	c->retry_window_days = 7;
 	c->purge_interval_s = 3600;
 	c->purge_batch = 500;
+	conf_revocation_default(&c->revocation);
 	conf_limits_default(&c->limits);
 	if (c->path == NULL || c->listen_host == NULL || c->http_path == NULL ||
 	    c->store_dsn == NULL) {

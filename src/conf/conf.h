@@ -130,6 +130,12 @@ struct pmode_leg {
 	unsigned timestamp_skew_s;    /* timestampSkewSeconds, default 300, 0..3600;
 	                               * also the eb:Timestamp's (ebms_age_check) */
 	int receipt_nrr;              /* 1: NRR receipt for signed messages (default) */
+	/* security/@revocation (issue 12 item 2): live revocation of the
+	 * signer's chain (OCSP, CRL distribution points).  CONF_NEVER "off"
+	 * (default), CONF_OPTIONAL "prefer" (no status: accepted, logged),
+	 * CONF_REQUIRED "require" (no status: 503 + Retry-After).  Revoked is
+	 * EBMS:0101 under both. */
+	enum conf_policy revocation;
 	int retention_days;           /* 0 = the gateway default */
 	struct conf_peppol *peppol;   /* owned; NULL = not a Peppol leg */
 };
@@ -159,6 +165,23 @@ struct conf_limits {
 	unsigned header_timeout_s;      /* headerTimeoutSeconds, default 10: the whole request head
 	                                 * (request line and headers) must arrive within it, however
 	                                 * slowly it trickles (slowloris: NEGATIVE-CASES 6) */
+};
+
+/* <revocation>: the live revocation engine's limits (issue 12 item 2);
+ * every fetch is bounded by them.  The engine is the server's: these apply
+ * to it at start and at every reload. */
+struct conf_revocation {
+	unsigned connect_timeout_ms;  /* connectTimeoutMs, default 2000 */
+	unsigned timeout_s;           /* timeoutSeconds: a whole exchange, default 5 */
+	size_t max_ocsp_bytes;        /* maxOcspBytes, default 64 KiB */
+	size_t max_crl_bytes;         /* maxCrlBytes, default 8 MiB */
+	unsigned skew_s;              /* clockSkewSeconds, default 120 */
+	unsigned refresh_ahead_s;     /* refreshAheadSeconds, default 300 */
+	unsigned no_next_update_s;    /* noNextUpdateSeconds, default 300 */
+	unsigned failure_backoff_s;   /* failureBackoffSeconds, default 10 */
+	unsigned idle_s;              /* idleSeconds, default 86400 */
+	size_t max_entries;           /* maxEntries, default 10000 */
+	unsigned retry_after_s;       /* retryAfterSeconds: the 503's, default 30 */
 };
 
 /* An address block from <trustedProxies><proxy>: "10.0.0.0/8", "::1", "192.0.2.7". */
@@ -200,6 +223,7 @@ struct conf {
 	int purge_undelivered;      /* undelivered="purge": also rows whose delivery is not
 	                             * done; default 0 (kept, counted, logged) */
 	struct conf_limits limits;
+	struct conf_revocation revocation;
 	/*
 	 * <replay><verifyAt>: evaluate certificate validity and wsu:Timestamp
 	 * freshness at this instant (ms since the epoch) instead of now, to
@@ -241,6 +265,9 @@ int conf_cidr_match(const struct conf_cidr *c, int family, const void *addr);
 
 /* The default limits documented in struct conf_limits. */
 void conf_limits_default(struct conf_limits *lim);
+
+/* The default revocation limits documented in struct conf_revocation. */
+void conf_revocation_default(struct conf_revocation *rv);
 
 /* Default of pmode_leg.timestamp_skew_s (seconds). */
 #define CONF_SKEW_DEFAULT 300u

@@ -149,4 +149,7 @@ int conf_proxies(const struct conf_ctx *x, const xmlNode *gw);
 /* <purge intervalSeconds batch undelivered>. */
 int conf_purge(const struct conf_ctx *x, const xmlNode *gw);
 
+/* <revocation>: the revocation engine's limits. */
+int conf_revocation(const struct conf_ctx *x, const xmlNode *gw);
+
 #endif

@@ -136,6 +136,29 @@ conf_leg_policy_attr(const struct conf_ctx *x, const xmlNode *n,
 	return 0;
 }
 
+/* security/@revocation: require | prefer | off (default); only on a leg
+ * that verifies signatures (issue 12 item 2). */
+static int
+conf_leg_revocation(const struct conf_ctx *x, const xmlNode *n,
+    struct pmode_leg *leg)
+{
+	const char *s = conf_attr_get(x, n, "revocation");
+
+	if (s == NULL || strcmp(s, "off") == 0)
+		leg->revocation = CONF_NEVER;
+	else if (strcmp(s, "prefer") == 0)
+		leg->revocation = CONF_OPTIONAL;
+	else if (strcmp(s, "require") == 0)
+		leg->revocation = CONF_REQUIRED;
+	else
+		return conf_fail(x, n, "security/@revocation: \"%s\" is not "
+		    "require, prefer or off", s);
+	if (leg->revocation != CONF_NEVER && leg->signing == CONF_NEVER)
+		return conf_fail(x, n, "pmode \"%s\": security/@revocation "
+		    "needs signing", leg->id);
+	return 0;
+}
+
 /* <security> and <receipt> of a leg (defaults set by the caller). */
 static int
 conf_leg_policy(const struct conf_ctx *x, const xmlNode *node,
@@ -147,7 +170,8 @@ conf_leg_policy(const struct conf_ctx *x, const xmlNode *node,
 	if (n != NULL &&
 	    (conf_leg_policy_attr(x, n, "signing", &leg->signing) == -1 ||
 	    conf_leg_policy_attr(x, n, "encryption", &leg->encryption) == -1 ||
-	    conf_leg_policy_attr(x, n, "timestamp", &leg->timestamp) == -1))
+	    conf_leg_policy_attr(x, n, "timestamp", &leg->timestamp) == -1 ||
+	    conf_leg_revocation(x, n, leg) == -1))
 		return -1;
 	/* a wsu:Timestamp counts only signed (WS-Security 1.1 10), and only a
 	 * leg that requires signing can require a signed one */

@@ -143,3 +143,67 @@ conf_purge(const struct conf_ctx *x, const xmlNode *gw)
 	free(mode);
 	return 0;
 }
+
+void
+conf_revocation_default(struct conf_revocation *rv)
+{
+	rv->connect_timeout_ms = 2000;
+	rv->timeout_s = 5;
+	rv->max_ocsp_bytes = 64u * 1024u;
+	rv->max_crl_bytes = 8u * 1024u * 1024u;
+	rv->skew_s = 120;
+	rv->refresh_ahead_s = 300;
+	rv->no_next_update_s = 300;
+	rv->failure_backoff_s = 10;
+	rv->idle_s = 86400;
+	rv->max_entries = 10000;
+	rv->retry_after_s = 30;
+}
+
+/* A <revocation> key: its field in struct conf_revocation and range. */
+struct conf_revocation_def {
+	const char *name;
+	size_t offset;
+	int is_size;
+	unsigned long long min, max;
+};
+
+#define CONF_RV(f) offsetof(struct conf_revocation, f)
+static const struct conf_revocation_def conf_revocation_defs[] = {
+	{ "connectTimeoutMs", CONF_RV(connect_timeout_ms), 0, 10, 60000 },
+	{ "timeoutSeconds", CONF_RV(timeout_s), 0, 1, 120 },
+	{ "maxOcspBytes", CONF_RV(max_ocsp_bytes), 1, 1024, 16ULL << 20 },
+	{ "maxCrlBytes", CONF_RV(max_crl_bytes), 1, 1024, 1ULL << 30 },
+	{ "clockSkewSeconds", CONF_RV(skew_s), 0, 0, 3600 },
+	{ "refreshAheadSeconds", CONF_RV(refresh_ahead_s), 0, 0, 86400 },
+	{ "noNextUpdateSeconds", CONF_RV(no_next_update_s), 0, 0, 86400 },
+	{ "failureBackoffSeconds", CONF_RV(failure_backoff_s), 0, 0, 3600 },
+	{ "idleSeconds", CONF_RV(idle_s), 0, 60, 30ULL * 86400 },
+	{ "maxEntries", CONF_RV(max_entries), 1, 1, 10000000 },
+	{ "retryAfterSeconds", CONF_RV(retry_after_s), 0, 1, 3600 },
+};
+
+/* <revocation>: each key optional, range-checked, over the default. */
+int
+conf_revocation(const struct conf_ctx *x, const xmlNode *gw)
+{
+	xmlNodePtr n = xml_child(gw, CONF_NS, "revocation");
+	unsigned long long v;
+	size_t i;
+	int r;
+
+	for (i = 0; n != NULL && i < sizeof(conf_revocation_defs) /
+	    sizeof(conf_revocation_defs[0]); i++) {
+		const struct conf_revocation_def *d = &conf_revocation_defs[i];
+		char *field = (char *)&x->c->revocation + d->offset;
+
+		r = conf_uint(x, n, d->name, d->min, d->max, &v);
+		if (r == -1)
+			return -1;
+		if (r == 1 && d->is_size)
+			*(size_t *)(void *)field = (size_t)v;
+		else if (r == 1)
+			*(unsigned *)(void *)field = (unsigned)v;
+	}
+	return 0;
+}

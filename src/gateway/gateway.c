@@ -98,6 +98,10 @@ gateway_leg_init(const struct gateway *gw, const struct pmode_leg *leg,
 	p->max_memory = c->limits.request_memory_bytes;
 	if (leg->n_signer_certs > 0 && gateway_trust(leg, &gl->trust, err) == -1)
 		goto fail;
+	if (gl->trust != NULL && leg->revocation != CONF_NEVER)
+		trust_set_revocation(gl->trust, gw->revoc,
+		    leg->revocation == CONF_REQUIRED ? TRUST_REVOC_REQUIRE :
+		    TRUST_REVOC_PREFER);
 	p->trust = gl->trust;
 	if (!leg->decrypt_default && gateway_keyring(leg->decrypt,
 	    leg->n_decrypt, &gl->decrypt, err) == -1)
@@ -112,12 +116,20 @@ fail:
 int
 gateway_new(const struct conf *conf, struct gateway **ret, struct err *err)
 {
+	return gateway_new_revoc(conf, NULL, ret, err);
+}
+
+int
+gateway_new_revoc(const struct conf *conf, struct trust_revoc *revoc,
+    struct gateway **ret, struct err *err)
+{
 	struct gateway *gw = calloc(1, sizeof(*gw));
 	size_t i;
 
 	if (gw == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	gw->conf = conf;
+	gw->revoc = revoc;
 	payload_limits_default(&gw->payload_limits);
 	gw->legs = calloc(conf->n_legs > 0 ? conf->n_legs : 1, sizeof(*gw->legs));
 	if (gw->legs == NULL) {
@@ -545,6 +557,14 @@ gateway_answer_error(const struct gateway *gw, struct arena *a,
 		ans->retry_after = GATEWAY_RETRY_AFTER_S;
 		ans->content_type = GATEWAY_CT_TEXT;
 		return buf_puts(&ans->body, "service temporarily unavailable\n");
+	case ERR_UNAVAILABLE:
+		/* no fresh revocation status under require (issue 12 item 2):
+		 * unknown, not bad; the sender's retry succeeds once a
+		 * responder answers */
+		ans->status = 503;
+		ans->retry_after = (int)gw->conf->revocation.retry_after_s;
+		ans->content_type = GATEWAY_CT_TEXT;
+		return buf_puts(&ans->body, "service temporarily unavailable\n");
 	default:
 		break;
 	}
@@ -582,8 +602,11 @@ gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
 		if (secured &&
 		    gateway_check_age(gw, um, leg, &sec, &ans->err) == 0 &&
 		    gateway_peppol_check(gw, a, um, leg, &ans->err) == 0 &&
-		    gateway_accept(gw, s, a, &in, um, leg, &sec, ans) == 0)
+		    gateway_accept(gw, s, a, &in, um, leg, &sec, ans) == 0) {
+			/* accepted under prefer without a fresh status? */
+			ans->revocation_note = sec.revocation_note;
 			return 0;
+		}
 	}
 	if (ans->err.kind == ERR_NONE)
 		err_set(&ans->err, ERR_INTERNAL, NULL, "request failed");

@@ -38,12 +38,20 @@ struct gateway {
 	struct payload_limits payload_limits;
 	struct inbox_recent *recent; /* MessageIds answered lately (a hint) */
 	struct gateway_replay *replay; /* verified requests (gateway_replay.c) */
+	struct trust_revoc *revoc;   /* the server's revocation engine
+	                              * (borrowed, outlives the gateway), or NULL */
 };
 
 /* Compile the schema, load the signing key and the default decryption
  * pairs, and per leg the trust (signer certificates, anchors), its own
  * decryption pairs and algorithm allowlist. */
 int gateway_new(const struct conf *conf, struct gateway **ret, struct err *err);
+
+/* gateway_new() for `serve`: legs with security/@revocation ask revoc (owned
+ * by the caller, it must outlive the gateway; a reload passes the same).
+ * Without an engine such legs find no status (require: 503). */
+int gateway_new_revoc(const struct conf *conf, struct trust_revoc *revoc,
+    struct gateway **ret, struct err *err);
 void gateway_free(struct gateway *gw);
 
 struct gateway_request {
@@ -70,6 +78,9 @@ struct gateway_answer {
 	 * its short fingerprint (the keyring's; valid while the gateway is),
 	 * else NULL */
 	const char *decrypt_retiring;
+	/* not NULL: accepted with no fresh revocation status under
+	 * revocation="prefer"; why (arena), for a warning log line */
+	const char *revocation_note;
 	struct err err;              /* what went wrong, if anything */
 };
 

@@ -14,6 +14,7 @@
 #include <microhttpd.h>
 
 #include "../metrics/metrics.h"
+#include "../trust/trust_revoc.h"
 #include "../util/clock.h"
 #include "../util/codec.h"
 #include "../util/fault.h"
@@ -242,6 +243,21 @@ http_readyz(struct MHD_Connection *conn, struct http_req *r)
 	return http_respond_text(conn, r, 200, "ready\n");
 }
 
+/* The revocation engine's counters, when serve has one. */
+static void
+http_metrics_revocation(const struct http_req *r)
+{
+	struct trust_revoc *rv = r->gen != NULL && r->gen->gw != NULL ?
+	    r->gen->gw->revoc : NULL;
+	struct trust_revoc_stats st;
+
+	if (rv == NULL)
+		return;
+	trust_revoc_stats(rv, 0, &st);
+	metrics_set_revocation((const uint64_t (*)[5])st.checks,
+	    st.responder_failures, (int64_t)st.entries, st.oldest_age_ms);
+}
+
 /* GET /metrics: the store gauges read now (unknown if the store fails),
  * then the whole exposition text. */
 static int
@@ -260,6 +276,7 @@ http_metrics(struct MHD_Connection *conn, struct http_req *r)
 		metrics_set_store(-1, -1, -1);
 		metrics_store_error();
 	}
+	http_metrics_revocation(r);
 	r->outcome = "metrics";
 	if (metrics_render(&text) == -1)
 		rc = http_respond_text(conn, r, 500, "out of memory\n");

@@ -159,6 +159,25 @@ http_post_store_failed(struct http_req *r)
 		http_ready_note(r->srv, 1);
 }
 
+/* revocation="prefer" let a push through without a fresh status (issue
+ * 12 item 2): a warning line and a metric, so it is not silent. */
+static void
+http_post_revocation_note(const struct http_req *r,
+    const struct gateway_answer *ans)
+{
+	const char *fields[] = { "request_id", r->id, "message_id",
+		ans->message_id, "pmode", ans->pmode, "detail",
+		ans->revocation_note };
+
+	if (ans->revocation_note == NULL || ans->outcome == NULL ||
+	    (strcmp(ans->outcome, "new") != 0 &&
+	    strcmp(ans->outcome, "duplicate") != 0))
+		return;
+	metrics_revocation_fail_open();
+	log_event(LOG_WARN, "revocation_unknown", "no fresh revocation status "
+	    "for the signer; accepted under revocation=\"prefer\"", fields, 4);
+}
+
 /* The whole body is in: run the AS4 pipeline and answer. */
 static int
 http_post_end(struct MHD_Connection *conn, struct http_req *r,
@@ -196,13 +215,15 @@ http_post_end(struct MHD_Connection *conn, struct http_req *r,
 	metrics_message(ans.outcome, ans.ebms_code, ans.status);
 	if (ans.decrypt_retiring != NULL)
 		metrics_decrypt_retiring();
-	if (ans.status == 503)
+	/* a 503 for want of a revocation status is not the store's */
+	if (ans.status == 503 && ans.err.kind != ERR_UNAVAILABLE)
 		metrics_store_error();
-	if (ans.status == 503)
+	if (ans.status == 503 && ans.err.kind != ERR_UNAVAILABLE)
 		http_post_store_failed(r);
 	else if (ans.outcome != NULL && (strcmp(ans.outcome, "new") == 0 ||
 	    strcmp(ans.outcome, "duplicate") == 0))
 		http_ready_note(r->srv, 0);
+	http_post_revocation_note(r, &ans);
 	http_post_log(r, &ans, &serr);
 	buf_free(&ans.body);
 	return rc;

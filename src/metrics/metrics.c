@@ -59,6 +59,11 @@ static atomic_llong metrics_inbox = -1, metrics_ready = -1, metrics_claimed = -1
 static atomic_llong metrics_reload_ok, metrics_reload_failed;
 static atomic_llong metrics_retiring;
 static atomic_llong metrics_start_ms;
+/* revocation: set at scrape from the engine; shown once set */
+static atomic_int metrics_rv_set;
+static atomic_llong metrics_rv_checks[3][5];
+static atomic_llong metrics_rv_failures, metrics_rv_fail_open;
+static atomic_llong metrics_rv_entries, metrics_rv_age_ms;
 
 /* Record the process start time. */
 void
@@ -92,6 +97,8 @@ metrics_reset(void)
 	atomic_store(&metrics_reload_failed, 0);
 	atomic_store(&metrics_retiring, 0);
 	atomic_store(&metrics_start_ms, 0);
+	atomic_store(&metrics_rv_set, 0);
+	atomic_store(&metrics_rv_fail_open, 0);
 	metrics_set_store(-1, -1, -1);
 }
 
@@ -221,6 +228,28 @@ metrics_set_store(int64_t inbox_rows, int64_t delivery_ready,
 	    delivery_ready < 0 ? -1 : (long long)delivery_ready);
 	atomic_store(&metrics_claimed,
 	    delivery_claimed < 0 ? -1 : (long long)delivery_claimed);
+}
+
+void
+metrics_set_revocation(const uint64_t checks[3][5], uint64_t failures,
+    int64_t entries, int64_t oldest_age_ms)
+{
+	size_t i, j;
+
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 5; j++)
+			atomic_store(&metrics_rv_checks[i][j],
+			    (long long)checks[i][j]);
+	atomic_store(&metrics_rv_failures, (long long)failures);
+	atomic_store(&metrics_rv_entries, (long long)entries);
+	atomic_store(&metrics_rv_age_ms, (long long)oldest_age_ms);
+	atomic_store(&metrics_rv_set, 1);
+}
+
+void
+metrics_revocation_fail_open(void)
+{
+	atomic_fetch_add(&metrics_rv_fail_open, 1);
 }
 
 /* A label value with the format's escapes: \\, \" and \n. */
@@ -384,6 +413,55 @@ metrics_render_store(struct buf *out)
 	return 0;
 }
 
+/* revocation_checks_total over results x sources. */
+static int
+metrics_revocation_checks(struct buf *out)
+{
+	static const char *const res[] = { "good", "revoked", "unknown" };
+	static const char *const src[] = { "none", "ocsp", "crldp", "crlfile",
+		"cache" };
+	size_t i, j;
+
+	if (metrics_head(out, "revocation_checks_total", "counter",
+	    "Revocation checks by result and source.") == -1)
+		return -1;
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 5; j++)
+			if (buf_printf(out, "as4gw_revocation_checks_total"
+			    "{result=\"%s\",source=\"%s\"} %lld\n", res[i],
+			    src[j], atomic_load(&metrics_rv_checks[i][j])) == -1)
+				return -1;
+	return 0;
+}
+
+/* The revocation families, once an engine reported (serve). */
+static int
+metrics_render_revocation(struct buf *out)
+{
+	long long age = atomic_load(&metrics_rv_age_ms);
+
+	if (!atomic_load(&metrics_rv_set))
+		return 0;
+	if (metrics_revocation_checks(out) == -1 ||
+	    metrics_one(out, "revocation_responder_failures_total", "counter",
+	    "OCSP and CRL fetches that failed or were refused.",
+	    atomic_load(&metrics_rv_failures)) == -1 ||
+	    metrics_one(out, "revocation_fail_open_total", "counter",
+	    "Pushes accepted under revocation=prefer without a fresh status.",
+	    atomic_load(&metrics_rv_fail_open)) == -1 ||
+	    metrics_one(out, "revocation_cache_entries", "gauge",
+	    "Cached revocation answers.",
+	    atomic_load(&metrics_rv_entries)) == -1)
+		return -1;
+	if (age < 0)
+		return 0;
+	if (metrics_head(out, "revocation_cache_oldest_age_seconds", "gauge",
+	    "Age (since thisUpdate) of the oldest cached revocation answer.") == -1)
+		return -1;
+	return buf_printf(out, "as4gw_revocation_cache_oldest_age_seconds "
+	    "%lld.%03lld\n", age / 1000, age % 1000);
+}
+
 /* Every family in a fixed order; -1 as soon as an append fails. */
 int
 metrics_render(struct buf *out)
@@ -392,6 +470,7 @@ metrics_render(struct buf *out)
 
 	if (metrics_render_requests(out) == -1 ||
 	    metrics_render_store(out) == -1 ||
+	    metrics_render_revocation(out) == -1 ||
 	    metrics_head(out, "start_time_seconds", "gauge",
 	    "Start of the process, seconds since the epoch.") == -1 ||
 	    buf_printf(out, "as4gw_start_time_seconds %lld.%03lld\n",

@@ -14,6 +14,12 @@
  *   purge_last_success_timestamp_seconds / purge_overdue         gauges
  *   inbox_messages / delivery_ready / delivery_claimed           gauges (set at scrape)
  *   config_reloads_total{result="ok|failed"}                     counter
+ *   revocation_checks_total{result="good|revoked|unknown",
+ *       source="none|ocsp|crldp|crlfile|cache"}                  counter
+ *   revocation_responder_failures_total                          counter
+ *   revocation_fail_open_total                                   counter
+ *   revocation_cache_entries / revocation_cache_oldest_age_seconds gauges
+ *   (the revocation families only in a process with an engine: serve)
  *   start_time_seconds                                           gauge
  */
 #ifndef AS4GW_METRICS_H
@@ -67,6 +73,18 @@ void metrics_decrypt_retiring(void);
 /* Gauges read from the store at scrape time; -1 = unknown (not printed). */
 void metrics_set_store(int64_t inbox_rows, int64_t delivery_ready,
     int64_t delivery_claimed);
+
+/*
+ * The revocation engine's counters, copied at scrape time (issue 12 item
+ * 2): checks[result][source], results good/revoked/unknown and sources
+ * none/ocsp/crldp/crlfile/cache in trust/trust_revoc.h's order; responder
+ * failures; cached answers; age of the oldest (ms; -1 none).
+ */
+void metrics_set_revocation(const uint64_t checks[3][5], uint64_t failures,
+    int64_t entries, int64_t oldest_age_ms);
+
+/* A push accepted under revocation="prefer" without a fresh status. */
+void metrics_revocation_fail_open(void);
 
 /* Append the whole exposition text to out; 0 ok, -1 out of memory. */
 int metrics_render(struct buf *out);

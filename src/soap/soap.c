@@ -120,6 +120,7 @@ soap_code_name(const struct err *err)
 	}
 	switch (err->kind) {
 	case ERR_STORE:
+	case ERR_UNAVAILABLE:
 	case ERR_INTERNAL:
 	case ERR_IO:
 	case ERR_CONF:

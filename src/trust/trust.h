@@ -16,6 +16,7 @@
 #include <openssl/x509.h>
 
 #include "../util/err.h"
+#include "trust_revoc.h"
 
 /*
  * Trust for one P-Mode leg: the certificates bound to the leg's eb:From
@@ -85,9 +86,29 @@ int trust_chain_check(const struct trust *t, X509 *cert,
     STACK_OF(X509) *chain, int64_t at_ms, struct err *err);
 
 /*
+ * trust_chain.c: trust_chain_check() with live revocation (issue 12 item
+ * 2): when t has it (trust_set_revocation), the verified chain is then
+ * checked by trust_revoc_chain() — revoked EBMS:0101, no fresh status
+ * ERR_UNAVAILABLE under require; under prefer *ret_note (may be NULL) says
+ * when it failed open.  Skipped when at_ms != 0 (`--verify-at`: no
+ * responder answers for the past).
+ */
+int trust_chain_check_note(const struct trust *t, X509 *cert,
+    STACK_OF(X509) *chain, int64_t at_ms, struct trust_revoc_note *ret_note,
+    struct err *err);
+
+/*
+ * trust_chain.c: ask r (the server's engine; it must outlive t) about the
+ * signer's chain under mode from now on.  Called once, before t is shared.
+ */
+void trust_set_revocation(struct trust *t, struct trust_revoc *r,
+    enum trust_revoc_mode mode);
+
+/*
  * trust_chain.c: the instants (epoch ms, inclusive) within which cert, a
  * signer of t, was found to chain validly by an earlier trust_chain_check()
- * that did not depend on CRLs or on certificates from the message: 1 known
+ * that did not depend on CRLs, live revocation or on certificates from the
+ * message: 1 known
  * (*ret_from_ms, *ret_until_ms written), 0 not known (t may be NULL).
  */
 int trust_chain_window(const struct trust *t, const X509 *cert,

@@ -3,7 +3,8 @@
  * keyUsage, and a chain to the leg's anchors valid at an instant (issue 3,
  * NEGATIVE-CASES 42-44; `--verify-at`), with the leaf's revocation by the
  * leg's static CRLs (X509_V_FLAG_CRL_CHECK without _ALL: an issuer without
- * a CRL current at the instant fails the check).  A chain found valid
+ * a CRL current at the instant fails the check), then live revocation of
+ * the verified chain (trust_revoc.h) when the leg asks for it.  A chain found valid
  * without CRLs and without certificates from the message is valid at every
  * instant within its certificates' validity periods: that window is
  * remembered, so a signer is verified once per window, not per message.
@@ -102,16 +103,52 @@ trust_chain_params(X509_STORE_CTX *ctx, unsigned long vflags, int64_t at_ms)
 		X509_VERIFY_PARAM_set_time(vp, (time_t)(at_ms / 1000));
 }
 
+/* The instant of a check and what live revocation has to say. */
+struct trust_chain_at {
+	int64_t at_ms;
+	struct trust_revoc_note *note;
+};
+
+void
+trust_set_revocation(struct trust *t, struct trust_revoc *r,
+    enum trust_revoc_mode mode)
+{
+	t->revoc = r;
+	t->revoc_mode = mode;
+}
+
+/* Count the static CRL files' verdict (an X509_verify_cert() with
+ * X509_V_FLAG_CRL_CHECK) for the revocation metrics. */
+static void
+trust_chain_count_crlfile(const struct trust *t, int ok, int e)
+{
+	if (t->revoc == NULL || t->vflags == 0)
+		return;
+	if (ok)
+		trust_revoc_count(t->revoc, TRUST_REVOC_GOOD,
+		    TRUST_REVOC_SRC_CRLFILE);
+	else if (e == X509_V_ERR_CERT_REVOKED)
+		trust_revoc_count(t->revoc, TRUST_REVOC_REVOKED,
+		    TRUST_REVOC_SRC_CRLFILE);
+	else if (e == X509_V_ERR_UNABLE_TO_GET_CRL ||
+	    e == X509_V_ERR_CRL_HAS_EXPIRED)
+		trust_revoc_count(t->revoc, TRUST_REVOC_UNKNOWN,
+		    TRUST_REVOC_SRC_CRLFILE);
+}
+
 /* X509_verify_cert() of cert (with the untrusted chain) against t's
- * anchors at at_ms; on success the window of signer remember (NULL: not
+ * anchors at at->at_ms, then live revocation of the verified chain (not at
+ * a fixed instant); on success the window of signer remember (NULL: not
  * cacheable) is remembered. */
 static int
 trust_chain_verify(const struct trust *t, const struct trust_signer *remember,
-    X509 *cert, STACK_OF(X509) *chain, int64_t at_ms, struct err *err)
+    X509 *cert, STACK_OF(X509) *chain, struct trust_chain_at *at,
+    struct err *err)
 {
 	X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+	int64_t at_ms = at->at_ms;
 	char why[256];
-	int rc = -1, e;
+	int rc = -1, e, ok;
 
 	if (ctx == NULL ||
 	    X509_STORE_CTX_init(ctx, t->anchors, cert, chain) != 1) {
@@ -120,14 +157,20 @@ trust_chain_verify(const struct trust *t, const struct trust_signer *remember,
 		goto out;
 	}
 	trust_chain_params(ctx, t->vflags, at_ms);
-	if (X509_verify_cert(ctx) != 1) {
-		e = X509_STORE_CTX_get_error(ctx);
+	ok = X509_verify_cert(ctx) == 1;
+	e = ok ? X509_V_OK : X509_STORE_CTX_get_error(ctx);
+	trust_chain_count_crlfile(t, ok, e);
+	if (!ok) {
 		(void)snprintf(why, sizeof(why), "openssl: %s (depth %d)",
 		    X509_verify_cert_error_string(e),
 		    X509_STORE_CTX_get_error_depth(ctx));
 		trust_fail(err, "certificate not trusted", why);
 		goto out;
 	}
+	if (t->revoc_mode != TRUST_REVOC_OFF && at_ms == 0 &&
+	    trust_revoc_chain(t->revoc, t->revoc_mode,
+	    X509_STORE_CTX_get0_chain(ctx), 0, at->note, err) == -1)
+		goto out;
 	if (remember != NULL)
 		trust_chain_remember(t, remember, ctx);
 	rc = 0;
@@ -141,6 +184,17 @@ int
 trust_chain_check(const struct trust *t, X509 *cert, STACK_OF(X509) *chain,
     int64_t at_ms, struct err *err)
 {
+	return trust_chain_check_note(t, cert, chain, at_ms, NULL, err);
+}
+
+/* The same, with live revocation's note; see trust.h. */
+int
+trust_chain_check_note(const struct trust *t, X509 *cert,
+    STACK_OF(X509) *chain, int64_t at_ms, struct trust_revoc_note *ret_note,
+    struct err *err)
+{
+	struct trust_revoc_note note = {0};
+	struct trust_chain_at at = { at_ms, &note };
 	const struct trust_signer *s;
 	int rc = -1, cacheable;
 
@@ -155,14 +209,18 @@ trust_chain_check(const struct trust *t, X509 *cert, STACK_OF(X509) *chain,
 		    "keyUsage lacks digitalSignature");
 		goto out;
 	}
-	/* with CRLs the answer also depends on the CRLs' periods, and with
-	 * certificates from the message on those: verify every time */
-	cacheable = t->vflags == 0 && sk_X509_num(chain) <= 0;
+	/* with CRLs the answer also depends on the CRLs' periods, with live
+	 * revocation on the responders', and with certificates from the
+	 * message on those: verify every time */
+	cacheable = t->vflags == 0 && sk_X509_num(chain) <= 0 &&
+	    t->revoc_mode == TRUST_REVOC_OFF;
 	if (cacheable && trust_chain_known(t, s, at_ms))
 		rc = 0;
 	else
 		rc = trust_chain_verify(t, cacheable ? s : NULL, cert, chain,
-		    at_ms, err);
+		    &at, err);
+	if (rc == 0 && ret_note != NULL)
+		*ret_note = note;
 out:
 	ERR_clear_error();
 	return rc;
@@ -177,6 +235,7 @@ trust_chain_window(const struct trust *t, const X509 *cert,
 	struct trust_window w;
 
 	if (t == NULL || cert == NULL || t->vflags != 0 ||
+	    t->revoc_mode != TRUST_REVOC_OFF ||
 	    (s = trust_signer_of(t, cert)) == NULL)
 		return 0;
 	w = trust_chain_window_of(t, s);

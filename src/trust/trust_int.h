@@ -12,6 +12,7 @@
 #include <openssl/x509_vfy.h>
 
 #include "trust.h"
+#include "trust_revoc.h"
 
 #define TRUST_SKI_LEN 64              /* longest SKI we index */
 
@@ -45,6 +46,8 @@ struct trust {
 	X509_STORE *anchors;                   /* and the CRLs */
 	unsigned long vflags;                  /* X509_V_FLAG_CRL_CHECK or 0 */
 	struct trust_seen *seen;
+	struct trust_revoc *revoc;             /* the server's; not owned */
+	enum trust_revoc_mode revoc_mode;      /* live revocation (issue 12) */
 };
 
 /* trust.c: the signer DER-equal to cert, or NULL. */

@@ -123,6 +123,37 @@ void trust_revoc_stats(struct trust_revoc *r, int64_t now_ms,
 const char *trust_revoc_status_name(enum trust_revoc_status st);
 const char *trust_revoc_source_name(enum trust_revoc_source src);
 
+/* A leg's policy: <security revocation="require|prefer|off">. */
+enum trust_revoc_mode {
+	TRUST_REVOC_OFF = 0,
+	TRUST_REVOC_PREFER,      /* revoked refused; no status: accepted */
+	TRUST_REVOC_REQUIRE,     /* revoked refused; no status: 503 */
+};
+
+/* What a passing chain check has to say (prefer failed open). */
+struct trust_revoc_note {
+	int failed_open;         /* 1: no fresh status, accepted under prefer */
+	char detail[200];
+};
+
+/*
+ * The revocation check of a verified chain (leaf first, as
+ * X509_STORE_CTX_get0_chain() gives it) under mode (trust_rcache_chain.c):
+ * the leaf always, each CA below the last certificate when it names an
+ * OCSP responder or CRL distribution point; the last certificate (the
+ * anchor) never.  A revoked certificate is EBMS:0101 (ERR_EBMS) under
+ * require and prefer; no fresh status is ERR_UNAVAILABLE (503, Retry-After)
+ * under require, and under prefer passes with note->failed_open.  A chain
+ * of one certificate (a self-signed signer, its own anchor) has no issuer
+ * to ask: no status.  0 pass, -1 refused with err.
+ */
+int trust_revoc_chain(struct trust_revoc *r, enum trust_revoc_mode mode,
+    STACK_OF(X509) *chain, int64_t now_ms, struct trust_revoc_note *note,
+    struct err *err);
+
+/* "require" / "prefer" / "off". */
+const char *trust_revoc_mode_name(enum trust_revoc_mode mode);
+
 /* ---- parts shared by the engine's files (not for other modules) ---- */
 
 /* One fetched status: what trust_ocsp / trust_crldp hand the cache. */

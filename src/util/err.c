@@ -113,6 +113,7 @@ err_kind_name(enum err_kind kind)
 	case ERR_CONF: return "conf";
 	case ERR_IO: return "io";
 	case ERR_INTERNAL: return "internal";
+	case ERR_UNAVAILABLE: return "unavailable";
 	}
 	return "unknown";
 }

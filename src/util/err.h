@@ -20,6 +20,8 @@ enum err_kind {
 	ERR_CONF,     /* configuration invalid */
 	ERR_IO,       /* file or network I/O */
 	ERR_INTERNAL, /* bug or resource exhaustion: 500 */
+	ERR_UNAVAILABLE, /* a status we depend on cannot be had now (no fresh
+	                  * revocation status): 503 + Retry-After, nothing stored */
 };
 
 /* SOAP 1.2 fault codes (SOAP 1.2 Part 1, 5.4.6) used with ERR_SOAP. */

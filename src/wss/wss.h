@@ -254,6 +254,10 @@ struct wss_result {
 	xmlNodePtr *references;          /* the verified ds:Reference elements (request doc), for the NRR Receipt */
 	size_t n_references;
 	const char *signer;              /* subject of the signing certificate, for the log (arena) */
+	/* not NULL: no fresh revocation status for the signer's chain, and
+	 * the leg's revocation="prefer" let the message pass (the pipeline
+	 * logs a warning); why, for the log (arena) */
+	const char *revocation_note;
 	/*
 	 * For a cache of verified requests (gateway_replay.c): the very same
 	 * request would pass again, the same way, at every instant (epoch ms,

@@ -91,6 +91,7 @@ struct wss_in {
 	struct wss_in_ref *refs;
 	size_t n_refs;
 	X509 *cert;                        /* signer (arena) */
+	struct trust_revoc_note revoc;     /* prefer failed open */
 	STACK_OF(X509) *chain;             /* its untrusted chain (arena) */
 	/* the instants (ms) at which the wsu:Timestamp passes, as
 	 * wss_in_timestamp found them; INT64_MIN/MAX: unbounded */
@@ -606,8 +607,8 @@ wss_in_key(struct wss_in *in, xmlSecKeyPtr *ret, struct err *err)
 		return wss_in_auth(err, "signature without KeyInfo");
 	if (wss_keyinfo_resolve(in->pol->trust, in->a, in->doc, ki, &in->cert,
 	    &in->chain, err) < 0 ||
-	    trust_chain_check(in->pol->trust, in->cert, in->chain,
-	    in->pol->at_ms, err) < 0)
+	    trust_chain_check_note(in->pol->trust, in->cert, in->chain,
+	    in->pol->at_ms, &in->revoc, err) < 0)
 		return -1;
 	pub = X509_get_pubkey(in->cert);
 	*ret = pub != NULL ? wss_key_adopt(pub) : NULL;
@@ -699,6 +700,9 @@ wss_in_result(struct wss_in *in, struct wss_result *res, struct err *err)
 		res->references[i] = in->refs[i].node;
 	res->n_references = in->n_refs;
 	res->verified = 1;
+	if (in->revoc.failed_open &&
+	    (res->revocation_note = arena_strdup(in->a, in->revoc.detail)) == NULL)
+		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	return 0;
 }
 
