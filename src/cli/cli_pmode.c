@@ -113,6 +113,9 @@ cli_pmode_security(const struct conf *c, const struct pmode_leg *l)
 		(void)printf(", Peppol checks (document types: %zu, processes: "
 		    "%zu; 0 = any)", l->peppol->n_doc_types,
 		    l->peppol->n_processes);
+	if (l->revocation != CONF_NEVER)
+		(void)printf(", live revocation %s",
+		    l->revocation == CONF_REQUIRED ? "required" : "preferred");
 }
 
 /* One line per leg: id, parties, service, action, security. */

@@ -201,6 +201,17 @@ def test_slow_responder_does_not_delay_others(gw, tmp_path, rv, pki):
     assert sum(times) * 3 < res['t'], (times, res['t'])
 
 
+def test_pmode_check_shows_the_policy(tmp_path, rv, pki):
+    cfg = tmp_path / 'ok.xml'
+    cfg.write_text(f'''<?xml version="1.0" encoding="UTF-8"?>
+<as4gw xmlns="urn:as4gw:config:1"><gateway><listen>127.0.0.1:0</listen>
+<signing><certificate>{pki}/gateway.crt</certificate><key>{pki}/gateway.key</key></signing>
+{REVOCATION}</gateway>{legs(rv.d)}</as4gw>''')
+    p = run_as4gw('pmode-check', '-c', str(cfg))
+    assert p.returncode == 0, p.stderr
+    assert 'live revocation required' in p.stdout and 'live revocation preferred' in p.stdout
+
+
 def test_wrong_policy_word_refused_at_load(tmp_path, rv, pki):
     cfg = tmp_path / 'bad.xml'
     text = legs(rv.d).replace('revocation="require"', 'revocation="always"', 1)
@@ -210,3 +221,4 @@ def test_wrong_policy_word_refused_at_load(tmp_path, rv, pki):
 </gateway>{text}</as4gw>''')
     p = run_as4gw('pmode-check', '-c', str(cfg))
     assert p.returncode != 0
+    assert 'revocation' in p.stderr, p.stderr
