@@ -14,7 +14,6 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
-#define TRUST_CRLDP_MAX_URLS 4   /* distribution point URIs tried per cert */
 
 /* Record a refusal or failure as UNKNOWN from the CRL DPs. */
 static void
@@ -82,10 +81,11 @@ trust_crldp_check_issuer(X509_CRL *crl, X509 *issuer)
 
 /* thisUpdate / nextUpdate against now with the skew allowance. */
 static const char *
-trust_crldp_window(X509_CRL *crl, int64_t now_ms,
-    const struct trust_revoc_limits *lim, struct trust_revoc_fresh *ret)
+trust_crldp_window(X509_CRL *crl, const struct trust_revoc_subject *s,
+    struct trust_revoc_fresh *ret)
 {
-	int64_t skew = (int64_t)lim->skew_s * 1000;
+	const struct trust_revoc_limits *lim = s->lim;
+	int64_t skew = (int64_t)lim->skew_s * 1000, now_ms = s->now_ms;
 	const ASN1_TIME *next = X509_CRL_get0_nextUpdate(crl);
 
 	if (trust_crldp_time(X509_CRL_get0_lastUpdate(crl),
@@ -117,9 +117,8 @@ trust_crldp_reason(X509_REVOKED *rev)
 }
 
 void
-trust_crldp_verify(const unsigned char *data, size_t len, X509 *cert,
-    X509 *issuer, int64_t now_ms, const struct trust_revoc_limits *lim,
-    struct trust_revoc_fresh *ret)
+trust_crldp_verify(const unsigned char *data, size_t len,
+    const struct trust_revoc_subject *s, struct trust_revoc_fresh *ret)
 {
 	X509_CRL *crl = trust_crldp_parse(data, len);
 	X509_REVOKED *rev = NULL;
@@ -130,10 +129,10 @@ trust_crldp_verify(const unsigned char *data, size_t len, X509 *cert,
 	ret->reason = -1;
 	if (crl == NULL)
 		why = "not a CRL";
-	else if ((why = trust_crldp_check_issuer(crl, issuer)) == NULL &&
-	    (why = trust_crldp_window(crl, now_ms, lim, ret)) == NULL) {
+	else if ((why = trust_crldp_check_issuer(crl, s->issuer)) == NULL &&
+	    (why = trust_crldp_window(crl, s, ret)) == NULL) {
 		/* 1 revoked, 2 removeFromCRL (not revoked), 0 not listed */
-		if (X509_CRL_get0_by_cert(crl, &rev, cert) == 1) {
+		if (X509_CRL_get0_by_cert(crl, &rev, s->cert) == 1) {
 			ret->status = TRUST_REVOC_REVOKED;
 			ret->reason = trust_crldp_reason(rev);
 		} else
@@ -180,10 +179,12 @@ trust_crldp_urls(X509 *cert, const char **urls, size_t max,
 }
 
 void
-trust_crldp_query(X509 *cert, X509 *issuer, int64_t now_ms,
-    const struct trust_revoc_limits *lim, struct trust_revoc_fresh *ret)
+trust_crldp_query(const struct trust_revoc_subject *s,
+    struct trust_revoc_fresh *ret)
 {
-	const char *urls[TRUST_CRLDP_MAX_URLS];
+	const char *urls[TRUST_REVOC_MAX_CRL_URLS];
+	struct trust_fetch_req q = { NULL, NULL, NULL, NULL,
+		s->lim->max_crl_bytes };
 	STACK_OF(DIST_POINT) *dps = NULL;
 	size_t n, i;
 	unsigned char *data;
@@ -192,18 +193,17 @@ trust_crldp_query(X509 *cert, X509 *issuer, int64_t now_ms,
 
 	memset(ret, 0, sizeof(*ret));
 	ret->reason = -1;
-	n = trust_crldp_urls(cert, urls, TRUST_CRLDP_MAX_URLS, &dps);
+	n = trust_crldp_urls(s->cert, urls, TRUST_REVOC_MAX_CRL_URLS, &dps);
 	if (n == 0)
 		trust_crldp_unknown(ret, "no http distribution point");
 	for (i = 0; i < n; i++) {
 		err_clear(&err);
 		data = NULL;
-		if (trust_fetch(urls[i], NULL, NULL, NULL, lim,
-		    lim->max_crl_bytes, &data, &len, &err) == -1)
+		q.url = urls[i];
+		if (trust_fetch(&q, s->lim, &data, &len, &err) == -1)
 			trust_crldp_unknown(ret, err.msg);
 		else
-			trust_crldp_verify(data, len, cert, issuer, now_ms, lim,
-			    ret);
+			trust_crldp_verify(data, len, s, ret);
 		free(data);
 		ret->asked = 1;
 		if (ret->status != TRUST_REVOC_UNKNOWN)

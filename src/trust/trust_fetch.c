@@ -114,8 +114,7 @@ trust_fetch_connect(const struct trust_fetch_url *u, unsigned timeout_ms,
 /* The request line, Host and body; 0 / -1. */
 static int
 trust_fetch_request(OSSL_HTTP_REQ_CTX *rctx, const struct trust_fetch_url *u,
-    const char *content_type, const ASN1_ITEM *it, const ASN1_VALUE *req,
-    int timeout_s)
+    const struct trust_fetch_req *q, int timeout_s)
 {
 	char path[2048];
 	int n;
@@ -124,13 +123,13 @@ trust_fetch_request(OSSL_HTTP_REQ_CTX *rctx, const struct trust_fetch_url *u,
 	    u->query != NULL ? "?" : "", u->query != NULL ? u->query : "");
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -1;
-	if (OSSL_HTTP_REQ_CTX_set_request_line(rctx, req != NULL, NULL, NULL,
+	if (OSSL_HTTP_REQ_CTX_set_request_line(rctx, q->req != NULL, NULL, NULL,
 	    path) != 1 ||
 	    OSSL_HTTP_REQ_CTX_add1_header(rctx, "Host", u->host) != 1 ||
 	    OSSL_HTTP_REQ_CTX_set_expected(rctx, NULL, 0, timeout_s, 0) != 1)
 		return -1;
-	if (req != NULL &&
-	    OSSL_HTTP_REQ_CTX_set1_req(rctx, content_type, it, req) != 1)
+	if (q->req != NULL && OSSL_HTTP_REQ_CTX_set1_req(rctx, q->content_type,
+	    q->it, q->req) != 1)
 		return -1;
 	return 0;
 }
@@ -170,10 +169,9 @@ trust_fetch_body(BIO *rbio, size_t max, time_t max_time, unsigned char **ret,
 }
 
 int
-trust_fetch(const char *url, const char *content_type, const ASN1_ITEM *it,
-    const ASN1_VALUE *req,
-    const struct trust_revoc_limits *lim, size_t max_bytes,
-    unsigned char **ret, size_t *ret_len, struct err *err)
+trust_fetch(const struct trust_fetch_req *q,
+    const struct trust_revoc_limits *lim, unsigned char **ret,
+    size_t *ret_len, struct err *err)
 {
 	struct trust_fetch_url u;
 	OSSL_HTTP_REQ_CTX *rctx = NULL;
@@ -181,7 +179,7 @@ trust_fetch(const char *url, const char *content_type, const ASN1_ITEM *it,
 	time_t max_time = time(NULL) + (time_t)lim->timeout_s;
 	int fd, rc = -1;
 
-	if (trust_fetch_url(url, &u, err) == -1)
+	if (trust_fetch_url(q->url, &u, err) == -1)
 		return -1;
 	if ((fd = trust_fetch_connect(&u, lim->connect_timeout_ms, err)) < 0)
 		goto out;
@@ -192,18 +190,17 @@ trust_fetch(const char *url, const char *content_type, const ASN1_ITEM *it,
 	}
 	(void)BIO_set_nbio(bio, 1);
 	if ((rctx = OSSL_HTTP_REQ_CTX_new(bio, bio, TRUST_FETCH_LINE)) == NULL ||
-	    trust_fetch_request(rctx, &u, content_type, it, req,
-	    (int)lim->timeout_s) == -1) {
+	    trust_fetch_request(rctx, &u, q, (int)lim->timeout_s) == -1) {
 		err_set(err, ERR_INTERNAL, NULL, "could not build request");
 		goto out;
 	}
-	OSSL_HTTP_REQ_CTX_set_max_response_length(rctx, max_bytes);
+	OSSL_HTTP_REQ_CTX_set_max_response_length(rctx, q->max_bytes);
 	if ((rbio = OSSL_HTTP_REQ_CTX_exchange(rctx)) == NULL) {
 		err_set(err, ERR_IO, NULL, "no usable answer from %s:%s%s",
 		    u.host, u.port, time(NULL) >= max_time ? " (timeout)" : "");
 		goto out;
 	}
-	rc = trust_fetch_body(rbio, max_bytes, max_time, ret, ret_len, err);
+	rc = trust_fetch_body(rbio, q->max_bytes, max_time, ret, ret_len, err);
 out:
 	OSSL_HTTP_REQ_CTX_free(rctx);
 	BIO_free_all(bio);

@@ -66,11 +66,11 @@ trust_ocsp_time(const ASN1_GENERALIZEDTIME *t, int64_t *ret)
  */
 static int
 trust_ocsp_window(const ASN1_GENERALIZEDTIME *thisupd,
-    const ASN1_GENERALIZEDTIME *nextupd, int64_t now_ms,
-    const struct trust_revoc_limits *lim, struct trust_revoc_fresh *ret,
-    const char **why)
+    const ASN1_GENERALIZEDTIME *nextupd, const struct trust_revoc_subject *s,
+    struct trust_revoc_fresh *ret, const char **why)
 {
-	int64_t skew = (int64_t)lim->skew_s * 1000;
+	const struct trust_revoc_limits *lim = s->lim;
+	int64_t skew = (int64_t)lim->skew_s * 1000, now_ms = s->now_ms;
 
 	if (trust_ocsp_time(thisupd, &ret->this_update_ms) == -1)
 		return *why = "unreadable thisUpdate", -1;
@@ -114,8 +114,8 @@ trust_ocsp_signed(OCSP_BASICRESP *bs, X509 *issuer)
 
 /* The basic response's answer for id; 0 / -1 with *why. */
 static int
-trust_ocsp_single(OCSP_BASICRESP *bs, OCSP_CERTID *id, int64_t now_ms,
-    const struct trust_revoc_limits *lim, struct trust_revoc_fresh *ret,
+trust_ocsp_single(OCSP_BASICRESP *bs, OCSP_CERTID *id,
+    const struct trust_revoc_subject *s, struct trust_revoc_fresh *ret,
     const char **why)
 {
 	ASN1_GENERALIZEDTIME *rev = NULL, *thisupd = NULL, *nextupd = NULL;
@@ -124,7 +124,7 @@ trust_ocsp_single(OCSP_BASICRESP *bs, OCSP_CERTID *id, int64_t now_ms,
 	if (OCSP_resp_find_status(bs, id, &st, &reason, &rev, &thisupd,
 	    &nextupd) != 1)
 		return *why = "no status for the certificate", -1;
-	if (trust_ocsp_window(thisupd, nextupd, now_ms, lim, ret, why) == -1)
+	if (trust_ocsp_window(thisupd, nextupd, s, ret, why) == -1)
 		return -1;
 	switch (st) {
 	case V_OCSP_CERTSTATUS_GOOD:
@@ -141,9 +141,9 @@ trust_ocsp_single(OCSP_BASICRESP *bs, OCSP_CERTID *id, int64_t now_ms,
 }
 
 void
-trust_ocsp_verify(const unsigned char *der, size_t len, X509 *cert,
-    X509 *issuer, OCSP_REQUEST *req, int64_t now_ms,
-    const struct trust_revoc_limits *lim, struct trust_revoc_fresh *ret)
+trust_ocsp_verify(const unsigned char *der, size_t len,
+    OCSP_REQUEST *req, const struct trust_revoc_subject *s,
+    struct trust_revoc_fresh *ret)
 {
 	const unsigned char *p = der;
 	OCSP_RESPONSE *resp = d2i_OCSP_RESPONSE(NULL, &p, (long)len);
@@ -164,12 +164,12 @@ trust_ocsp_verify(const unsigned char *der, size_t len, X509 *cert,
 		why = "not a basic response";
 	else if (req != NULL && OCSP_check_nonce(req, bs) == 0)
 		why = "nonce mismatch";
-	else if (!trust_ocsp_signed(bs, issuer))
+	else if (!trust_ocsp_signed(bs, s->issuer))
 		why = "response not signed by the issuer or its responder";
-	else if ((id = OCSP_cert_to_id(EVP_sha1(), cert, issuer)) == NULL)
+	else if ((id = OCSP_cert_to_id(EVP_sha1(), s->cert, s->issuer)) == NULL)
 		why = "could not build the CertID";
 	else
-		(void)trust_ocsp_single(bs, id, now_ms, lim, ret, &why);
+		(void)trust_ocsp_single(bs, id, s, ret, &why);
 	if (why != NULL)
 		trust_ocsp_unknown(ret, why, NULL);
 	OCSP_CERTID_free(id);
@@ -199,10 +199,12 @@ trust_ocsp_request(X509 *cert, X509 *issuer)
 }
 
 void
-trust_ocsp_query(X509 *cert, X509 *issuer, int64_t now_ms,
-    const struct trust_revoc_limits *lim, struct trust_revoc_fresh *ret)
+trust_ocsp_query(const struct trust_revoc_subject *s,
+    struct trust_revoc_fresh *ret)
 {
 	char url[1024];
+	struct trust_fetch_req q = { url, TRUST_OCSP_CT,
+		ASN1_ITEM_rptr(OCSP_REQUEST), NULL, s->lim->max_ocsp_bytes };
 	OCSP_REQUEST *req = NULL;
 	unsigned char *der = NULL;
 	size_t len = 0;
@@ -210,21 +212,20 @@ trust_ocsp_query(X509 *cert, X509 *issuer, int64_t now_ms,
 
 	memset(ret, 0, sizeof(*ret));
 	ret->reason = -1;
-	if (!trust_ocsp_url(cert, url, sizeof(url))) {
+	if (!trust_ocsp_url(s->cert, url, sizeof(url))) {
 		trust_ocsp_unknown(ret, "no http responder in the AIA", NULL);
 		return;
 	}
-	if ((req = trust_ocsp_request(cert, issuer)) == NULL) {
+	if ((req = trust_ocsp_request(s->cert, s->issuer)) == NULL) {
 		trust_ocsp_unknown(ret, "could not build the request", NULL);
 		return;
 	}
 	ret->asked = 1;
-	if (trust_fetch(url, TRUST_OCSP_CT, ASN1_ITEM_rptr(OCSP_REQUEST),
-	    (const ASN1_VALUE *)req, lim, lim->max_ocsp_bytes, &der, &len,
-	    &err) == -1)
+	q.req = (const ASN1_VALUE *)req;
+	if (trust_fetch(&q, s->lim, &der, &len, &err) == -1)
 		trust_ocsp_unknown(ret, err.msg, NULL);
 	else {
-		trust_ocsp_verify(der, len, cert, issuer, req, now_ms, lim, ret);
+		trust_ocsp_verify(der, len, req, s, ret);
 		ret->asked = 1;
 	}
 	free(der);

@@ -241,19 +241,18 @@ trust_rcache_get(struct trust_revoc *r, const unsigned char *key,
 /* Ask the certificate's OCSP responder, then its CRL distribution points;
  * responder failures counted.  No lock held. */
 static void
-trust_rcache_fetch(struct trust_revoc *r, X509 *cert, X509 *issuer,
-    int64_t now_ms, const struct trust_revoc_limits *lim,
+trust_rcache_fetch(struct trust_revoc *r, const struct trust_revoc_subject *s,
     struct trust_revoc_fresh *ret)
 {
 	struct trust_revoc_fresh crl;
 	char first[sizeof(ret->detail)];
 
-	trust_ocsp_query(cert, issuer, now_ms, lim, ret);
+	trust_ocsp_query(s, ret);
 	if (ret->status != TRUST_REVOC_UNKNOWN)
 		return;
 	if (ret->asked)
 		atomic_fetch_add(&r->failures, 1);
-	trust_crldp_query(cert, issuer, now_ms, lim, &crl);
+	trust_crldp_query(s, &crl);
 	if (crl.status == TRUST_REVOC_UNKNOWN && crl.asked)
 		atomic_fetch_add(&r->failures, 1);
 	if (crl.status != TRUST_REVOC_UNKNOWN) {
@@ -287,10 +286,11 @@ trust_rcache_refetch(struct trust_revoc *r, struct trust_rcache_entry *e,
     int64_t now_ms, struct trust_revoc_fresh *ret)
 {
 	struct trust_revoc_limits lim = r->lim;
+	struct trust_revoc_subject s = { e->cert, e->issuer, now_ms, &lim };
 
 	e->inflight = 1;
 	(void)pthread_mutex_unlock(&r->lock);
-	trust_rcache_fetch(r, e->cert, e->issuer, now_ms, &lim, ret);
+	trust_rcache_fetch(r, &s, ret);
 	(void)pthread_mutex_lock(&r->lock);
 	trust_rcache_store(r, e, ret);
 }
@@ -343,9 +343,11 @@ trust_rcache_answer(struct trust_revoc *r, struct trust_rcache_entry *e,
     int64_t now_ms, struct trust_revoc_answer *ret)
 {
 	struct trust_revoc_fresh f;
+	/* a fetch is at most one OCSP and TRUST_REVOC_MAX_CRL_URLS CRL
+	 * exchanges, each within the connect and exchange timeouts */
 	struct timespec until = trust_rcache_after(
-	    (int64_t)r->lim.connect_timeout_ms +
-	    (int64_t)r->lim.timeout_s * 2000 + 1000);
+	    (1 + TRUST_REVOC_MAX_CRL_URLS) * ((int64_t)r->lim.connect_timeout_ms +
+	    (int64_t)r->lim.timeout_s * 1000) + 1000);
 	int rc;
 
 	for (;;) {

@@ -166,15 +166,31 @@ struct trust_revoc_fresh {
 	char detail[200];
 };
 
+/* What one status is asked about: the certificate, its issuer, the
+ * instant answers are judged at, and the limits of the fetch. */
+struct trust_revoc_subject {
+	X509 *cert, *issuer;
+	int64_t now_ms;
+	const struct trust_revoc_limits *lim;
+};
+
+/* One http:// exchange: POST req (DER of item it, as content_type) when req
+ * != NULL, else GET; at most max_bytes of answer. */
+struct trust_fetch_req {
+	const char *url;
+	const char *content_type;
+	const ASN1_ITEM *it;
+	const ASN1_VALUE *req;
+	size_t max_bytes;
+};
+
 /*
- * Bounded http:// exchange (trust_fetch.c): POST req (DER of item it, as
- * content_type) when req != NULL, else GET.  At most max_bytes of body; *ret malloc'd (caller
- * frees).  0 ok, -1 with a reason in err (ERR_IO).
+ * Bounded http:// exchange (trust_fetch.c) within lim's timeouts; *ret
+ * malloc'd (caller frees).  0 ok, -1 with a reason in err (ERR_IO).
  */
-int trust_fetch(const char *url, const char *content_type,
-    const ASN1_ITEM *it, const ASN1_VALUE *req,
-    const struct trust_revoc_limits *lim, size_t max_bytes,
-    unsigned char **ret, size_t *ret_len, struct err *err);
+int trust_fetch(const struct trust_fetch_req *q,
+    const struct trust_revoc_limits *lim, unsigned char **ret,
+    size_t *ret_len, struct err *err);
 
 /* The first http:// OCSP URL of cert's AIA into buf; 1 found, 0 none. */
 int trust_ocsp_url(X509 *cert, char *buf, size_t size);
@@ -185,26 +201,27 @@ int trust_ocsp_url(X509 *cert, char *buf, size_t size);
  * issued by it with id-kp-OCSPSigning, a SingleResponse for the CertID,
  * nonce equal when both sides carry one, thisUpdate not after now+skew,
  * nextUpdate not before now-skew.  Fills *ret (UNKNOWN + detail when
- * refused).  nonce: the request's, or NULL.
+ * refused).  req: the request (its nonce), or NULL.
  */
-void trust_ocsp_verify(const unsigned char *der, size_t len, X509 *cert,
-    X509 *issuer, OCSP_REQUEST *req, int64_t now_ms,
-    const struct trust_revoc_limits *lim, struct trust_revoc_fresh *ret);
+void trust_ocsp_verify(const unsigned char *der, size_t len,
+    OCSP_REQUEST *req, const struct trust_revoc_subject *s,
+    struct trust_revoc_fresh *ret);
 
 /* Ask cert's OCSP responder; UNKNOWN + detail when there is none or it
  * fails. */
-void trust_ocsp_query(X509 *cert, X509 *issuer, int64_t now_ms,
-    const struct trust_revoc_limits *lim, struct trust_revoc_fresh *ret);
+void trust_ocsp_query(const struct trust_revoc_subject *s,
+    struct trust_revoc_fresh *ret);
 
 /* Verify a CRL (DER or PEM bytes) of issuer and look up cert in it
  * (RFC 5280 6.3.3: signature by the issuer, nextUpdate honoured). */
-void trust_crldp_verify(const unsigned char *data, size_t len, X509 *cert,
-    X509 *issuer, int64_t now_ms, const struct trust_revoc_limits *lim,
-    struct trust_revoc_fresh *ret);
+void trust_crldp_verify(const unsigned char *data, size_t len,
+    const struct trust_revoc_subject *s, struct trust_revoc_fresh *ret);
 
-/* Try cert's http:// CRL distribution points in order. */
-void trust_crldp_query(X509 *cert, X509 *issuer, int64_t now_ms,
-    const struct trust_revoc_limits *lim, struct trust_revoc_fresh *ret);
+/* Try cert's http:// CRL distribution points in order, at most this many
+ * URIs (a fetch is then bounded by 1 + this many exchanges). */
+#define TRUST_REVOC_MAX_CRL_URLS 4
+void trust_crldp_query(const struct trust_revoc_subject *s,
+    struct trust_revoc_fresh *ret);
 
 /* 1 when cert names an OCSP responder or a CRL distribution point. */
 int trust_revoc_has_source(X509 *cert);

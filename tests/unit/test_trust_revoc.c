@@ -154,6 +154,19 @@ limits(void)
 	return &lim;
 }
 
+/* The leaf issued by the CA, now, default limits. */
+static const struct trust_revoc_subject *
+subject(void)
+{
+	static struct trust_revoc_subject s;
+
+	s.cert = fx.leaf;
+	s.issuer = fx.ca;
+	s.now_ms = clock_epoch_ms();
+	s.lim = limits();
+	return &s;
+}
+
 struct ocsp_case {
 	const char *name;
 	enum signer by;
@@ -208,8 +221,8 @@ test_ocsp_verify(void **state)
 		assert_int_equal(OCSP_request_add1_nonce(req, NULL, -1), 1);
 		len = make_ocsp(c->by, c->status, c->this_s, c->next_s,
 		    c->nonce == 1 ? req : NULL, c->nonce == 2, &der);
-		trust_ocsp_verify(der, (size_t)len, fx.leaf, fx.ca,
-		    c->nonce != 0 ? req : NULL, clock_epoch_ms(), limits(), &f);
+		trust_ocsp_verify(der, (size_t)len, c->nonce != 0 ? req : NULL,
+		    subject(), &f);
 		if (f.status != c->want)
 			fail_msg("%s: status %d, want %d (%s)", c->name,
 			    (int)f.status, (int)c->want, f.detail);
@@ -237,16 +250,13 @@ test_ocsp_hostile_bytes(void **state)
 	(void)state;
 	len = make_ocsp(BY_CA, V_OCSP_CERTSTATUS_GOOD, -60, HOUR_S, NULL, 0,
 	    &der);
-	trust_ocsp_verify(der, (size_t)len - 1, fx.leaf, fx.ca, NULL,
-	    clock_epoch_ms(), limits(), &f);
+	trust_ocsp_verify(der, (size_t)len - 1, NULL, subject(), &f);
 	assert_int_equal(f.status, TRUST_REVOC_UNKNOWN);
-	trust_ocsp_verify(junk, 2, fx.leaf, fx.ca, NULL, clock_epoch_ms(),
-	    limits(), &f);
+	trust_ocsp_verify(junk, 2, NULL, subject(), &f);
 	assert_int_equal(f.status, TRUST_REVOC_UNKNOWN);
 	r = OCSP_response_create(OCSP_RESPONSE_STATUS_TRYLATER, NULL);
 	n = i2d_OCSP_RESPONSE(r, &p);
-	trust_ocsp_verify(p, (size_t)n, fx.leaf, fx.ca, NULL, clock_epoch_ms(),
-	    limits(), &f);
+	trust_ocsp_verify(p, (size_t)n, NULL, subject(), &f);
 	assert_int_equal(f.status, TRUST_REVOC_UNKNOWN);
 	assert_non_null(strstr(f.detail, "trylater"));
 	OPENSSL_free(p);
@@ -329,8 +339,7 @@ test_crl_verify(void **state)
 		crl = make_crl(cases[i].rogue ? fx.rogue : fx.ca, cases[i].rogue ?
 		    fx.rogue_key : fx.ca_key, cases[i].revoke, cases[i].this_s,
 		    cases[i].next_s, cases[i].pem, &len);
-		trust_crldp_verify(crl, len, fx.leaf, fx.ca, clock_epoch_ms(),
-		    limits(), &f);
+		trust_crldp_verify(crl, len, subject(), &f);
 		if (f.status != cases[i].want)
 			fail_msg("%s: status %d (%s)", cases[i].name,
 			    (int)f.status, f.detail);
@@ -341,8 +350,7 @@ test_crl_verify(void **state)
 	}
 	/* same issuer name, other key: the signature decides */
 	crl = make_crl(fx.ca, fx.rogue_key, 1, -60, HOUR_S, 0, &len);
-	trust_crldp_verify(crl, len, fx.leaf, fx.ca, clock_epoch_ms(), limits(),
-	    &f);
+	trust_crldp_verify(crl, len, subject(), &f);
 	assert_int_equal(f.status, TRUST_REVOC_UNKNOWN);
 	assert_non_null(strstr(f.detail, "signature"));
 	free(crl);
