@@ -11,7 +11,8 @@
  * not wait at all.  A failed fetch is not repeated for failureBackoffSeconds
  * (a dead responder is not hammered by every request).  The refresher
  * thread fetches answers due within refreshAheadSeconds before they expire,
- * one at a time, and drops entries unused for idleSeconds.
+ * one at a time (until they have expired), and drops entries unused for
+ * idleSeconds.
  */
 #include "trust_revoc.h"
 
@@ -420,8 +421,10 @@ trust_revoc_count(struct trust_revoc *r, enum trust_revoc_status st,
 }
 
 /* Is e's answer due for a refresh at now: used lately, not failed within
- * the backoff, and within refreshAheadSeconds (or half its lifetime, when
- * shorter) of nextUpdate?  (lock held) */
+ * the backoff, not yet expired (an expired answer is asked for again by
+ * the next check that needs it, not in the background, so a dead
+ * responder is not polled for idleSeconds), and within refreshAheadSeconds
+ * (or half its lifetime, when shorter) of nextUpdate?  (lock held) */
 static int
 trust_rcache_due(const struct trust_revoc *r,
     const struct trust_rcache_entry *e, int64_t now_ms, int64_t mono_ms)
@@ -430,7 +433,7 @@ trust_rcache_due(const struct trust_revoc *r,
 	int64_t life = e->ans.next_update_ms - e->ans.this_update_ms;
 	int64_t backoff = (int64_t)r->lim.failure_backoff_s * 1000;
 
-	if (e->inflight || !e->has)
+	if (e->inflight || !e->has || !trust_rcache_fresh(r, e, now_ms))
 		return 0;
 	if (now_ms - e->used_ms > (int64_t)r->lim.idle_evict_s * 1000)
 		return 0;

@@ -559,6 +559,33 @@ test_cache_refresher(void **state)
 	trust_revoc_free(r);
 }
 
+/* An answer that has expired is not polled in the background (a dead or
+ * stale responder is asked again only when a check needs it). */
+static void
+test_cache_refresher_stops_at_expiry(void **state)
+{
+	struct trust_revoc_limits lim = *limits();
+	struct trust_revoc *r;
+	struct trust_revoc_answer a;
+	struct err err = {0};
+	int h;
+
+	(void)state;
+	lim.skew_s = 0;
+	lim.failure_backoff_s = 0;
+	lim.refresh_ahead_s = 86400;
+	r = trust_revoc_new(&lim);
+	srv_set(BY_CA, V_OCSP_CERTSTATUS_GOOD, -HOUR_S, 2);
+	assert_int_equal(trust_revoc_start(r, &err), 0);
+	assert_int_equal(trust_revoc_check(r, fx.leaf, fx.ca, 0, &a, &err), 0);
+	assert_int_equal(a.status, TRUST_REVOC_GOOD);
+	(void)usleep(4000000);      /* expired; refreshes failed (stale) */
+	h = atomic_load(&srv.hits);
+	(void)usleep(2500000);
+	assert_int_equal(atomic_load(&srv.hits), h);
+	trust_revoc_free(r);
+}
+
 /* maxEntries bounds the cache. */
 static void
 test_cache_eviction(void **state)
@@ -690,6 +717,7 @@ main(void)
 		cmocka_unit_test(test_cache_fresh_then_stale),
 		cmocka_unit_test(test_cache_single_flight),
 		cmocka_unit_test(test_cache_refresher),
+		cmocka_unit_test(test_cache_refresher_stops_at_expiry),
 		cmocka_unit_test(test_cache_eviction),
 		cmocka_unit_test(test_chain_policy),
 	};
