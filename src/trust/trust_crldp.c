@@ -8,7 +8,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
@@ -44,18 +43,6 @@ trust_crldp_parse(const unsigned char *data, size_t len)
 	return crl;
 }
 
-/* An ASN1 time as ms since the epoch; -1 when unreadable. */
-static int
-trust_crldp_time(const ASN1_TIME *t, int64_t *ret)
-{
-	struct tm tm;
-
-	if (t == NULL || ASN1_TIME_to_tm(t, &tm) != 1)
-		return -1;
-	*ret = (int64_t)timegm(&tm) * 1000;
-	return 0;
-}
-
 /*
  * RFC 5280 6.3.3 (a)(f)(g): the CRL is issued by cert's issuer (name), the
  * issuer may sign CRLs (keyUsage cRLSign when present), the signature
@@ -88,7 +75,7 @@ trust_crldp_window(X509_CRL *crl, const struct trust_revoc_subject *s,
 	int64_t skew = (int64_t)lim->skew_s * 1000, now_ms = s->now_ms;
 	const ASN1_TIME *next = X509_CRL_get0_nextUpdate(crl);
 
-	if (trust_crldp_time(X509_CRL_get0_lastUpdate(crl),
+	if (trust_revoc_time(X509_CRL_get0_lastUpdate(crl),
 	    &ret->this_update_ms) == -1)
 		return "unreadable thisUpdate";
 	if (ret->this_update_ms > now_ms + skew)
@@ -97,7 +84,7 @@ trust_crldp_window(X509_CRL *crl, const struct trust_revoc_subject *s,
 		ret->next_update_ms = now_ms + (int64_t)lim->no_next_update_s * 1000;
 		return NULL;
 	}
-	if (trust_crldp_time(next, &ret->next_update_ms) == -1)
+	if (trust_revoc_time(next, &ret->next_update_ms) == -1)
 		return "unreadable nextUpdate";
 	if (ret->next_update_ms + skew < now_ms)
 		return "stale CRL (nextUpdate passed)";

@@ -47,9 +47,10 @@ trust_ocsp_url(X509 *cert, char *buf, size_t size)
 	return found;
 }
 
-/* An ASN1 time as ms since the epoch; -1 when unreadable. */
-static int
-trust_ocsp_time(const ASN1_GENERALIZEDTIME *t, int64_t *ret)
+/* An ASN1 time as ms since the epoch; -1 when unreadable (trust_revoc.h:
+ * the one reader of OCSP and CRL times). */
+int
+trust_revoc_time(const ASN1_TIME *t, int64_t *ret)
 {
 	struct tm tm;
 
@@ -72,7 +73,7 @@ trust_ocsp_window(const ASN1_GENERALIZEDTIME *thisupd,
 	const struct trust_revoc_limits *lim = s->lim;
 	int64_t skew = (int64_t)lim->skew_s * 1000, now_ms = s->now_ms;
 
-	if (trust_ocsp_time(thisupd, &ret->this_update_ms) == -1)
+	if (trust_revoc_time(thisupd, &ret->this_update_ms) == -1)
 		return *why = "unreadable thisUpdate", -1;
 	if (ret->this_update_ms > now_ms + skew)
 		return *why = "thisUpdate in the future", -1;
@@ -80,7 +81,7 @@ trust_ocsp_window(const ASN1_GENERALIZEDTIME *thisupd,
 		ret->next_update_ms = now_ms + (int64_t)lim->no_next_update_s * 1000;
 		return 0;
 	}
-	if (trust_ocsp_time(nextupd, &ret->next_update_ms) == -1)
+	if (trust_revoc_time(nextupd, &ret->next_update_ms) == -1)
 		return *why = "unreadable nextUpdate", -1;
 	if (ret->next_update_ms < ret->this_update_ms)
 		return *why = "nextUpdate before thisUpdate", -1;

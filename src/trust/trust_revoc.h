@@ -192,6 +192,10 @@ int trust_fetch(const struct trust_fetch_req *q,
     const struct trust_revoc_limits *lim, unsigned char **ret,
     size_t *ret_len, struct err *err);
 
+/* thisUpdate / nextUpdate (ASN1 UTCTime or GeneralizedTime) as ms since
+ * the epoch (trust_ocsp.c); 0, or -1 when unreadable. */
+int trust_revoc_time(const ASN1_TIME *t, int64_t *ret);
+
 /* The first http:// OCSP URL of cert's AIA into buf; 1 found, 0 none. */
 int trust_ocsp_url(X509 *cert, char *buf, size_t size);
 
