@@ -3,8 +3,8 @@
 
     tests/fuzz/seeds.py OUTDIR
 
-writes OUTDIR/mime, OUTDIR/envelope, OUTDIR/wss, OUTDIR/conf, OUTDIR/trust_dn
-and OUTDIR/sbdh (one file per seed, named by its SHA-1 as libFuzzer does) and a dictionary OUTDIR/DRIVER.dict
+writes OUTDIR/mime, OUTDIR/envelope, OUTDIR/wss, OUTDIR/conf, OUTDIR/trust_dn,
+OUTDIR/sbdh and OUTDIR/edifact (one file per seed, named by its SHA-1 as libFuzzer does) and a dictionary OUTDIR/DRIVER.dict
 for each, from the recorded AS4 messages in
 ../shared/corpus (or $AS4GW_SHARED/corpus) and the configuration files of the
 source tree (conf/, tests/unit/conf/).  Corpus files are read, never copied
@@ -20,6 +20,7 @@ Input formats (see the drivers):
   trust_dn  a distinguished name string (ds:X509IssuerName values of the
             corpus, and the forms of tests/unit/test_trust_dn.c)
   sbdh      a payload (a Standard Business Document, or anything else)
+  edifact   the first bytes of a payload (an EDIFACT interchange header)
 """
 import hashlib
 import os
@@ -528,9 +529,23 @@ def write_dicts(out):
                          'Scope', 'DOCUMENTID', 'PROCESSID', 'COUNTRY_C1', '&#9;']
     for name, toks in (('mime', MIME_TOKENS), ('envelope', ENVELOPE_TOKENS),
                        ('wss', WSS_TOKENS + MIME_TOKENS), ('conf', conf),
-                       ('trust_dn', DN_TOKENS), ('sbdh', sbdh)):
+                       ('trust_dn', DN_TOKENS), ('sbdh', sbdh),
+                       ('edifact', EDIFACT_TOKENS)):
         with open(os.path.join(out, name + '.dict'), 'w') as fh:
             fh.writelines(dict_entry(t) for t in dict.fromkeys(toks))
+
+
+# fuzz_edifact: interchange headers (issue 12 item 4), the test table's
+# shapes: default and custom service characters, version 4 components.
+EDIFACT_SEEDS = [
+    b"UNB+UNOA:3+5790000000001:14+5790000000002:14+200101:1200+REF1'UNH+1'",
+    b"UNA:+.? 'UNB+UNOC:3+S?+1:ZZ+R:ZZ+20200101:1200+R2++APP'",
+    b"UNA|*.\\ ~UNB*UNOY|4*A\\*B|1*C*991231|2359*X~",
+    b"UNA:+.? '\r\nUNB+UNOB:1+SENDER+RECIP+010101:0000+7'",
+    b"UNB+UNOD:4:2:001+S:14:ROUTE:SUB+R:14:RR+20240229:0930+12345678901234+PW'",
+]
+EDIFACT_TOKENS = ['UNA', 'UNB', 'UNOA', 'UNOC', 'UNOY', "UNA:+.? '", '?', "'",
+                  '+', ':', '\r\n']
 
 
 def main():
@@ -557,6 +572,8 @@ def main():
     conf_seeds(seeds)
     dn_seeds(seeds, corpus)
     sbdh_seeds(seeds, corpus)
+    for seed in EDIFACT_SEEDS:
+        seeds.add('edifact', seed)
     write_dicts(seeds.out)
     print('seeds: ' + ', '.join('%s %d' % kv for kv in sorted(seeds.count.items())))
 
