@@ -140,6 +140,8 @@ cli_inbox_print(const struct store_found *f, const struct cli_inbox_handoff *h)
 	printf("%-18s %" PRId64 "\n", "duplicates", f->duplicates);
 	cli_inbox_line("last_duplicate_at",
 	    cli_inbox_time(f->last_duplicate_at_ms, t));
+	cli_inbox_line("business_key", f->business_key);
+	cli_inbox_line("duplicate_of", f->business_duplicate_of);
 	cli_inbox_print_delivery(f, h);
 }
 
@@ -232,6 +234,8 @@ cli_inbox_json(const struct store_found *f, const struct cli_inbox_handoff *h)
 	bad |= buf_printf(&b, ",\"duplicates\":%" PRId64, f->duplicates);
 	bad |= cli_inbox_jtime(&b, "last_duplicate_at",
 	    f->last_duplicate_at_ms);
+	bad |= cli_inbox_jstr(&b, "business_key", f->business_key);
+	bad |= cli_inbox_jstr(&b, "duplicate_of", f->business_duplicate_of);
 	bad |= cli_inbox_jparts(&b, f) | cli_inbox_jdelivery(&b, f, h);
 	bad |= buf_puts(&b, "}\n");
 	if (bad == 0)

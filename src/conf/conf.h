@@ -79,6 +79,14 @@ struct conf_keypair {
 	int retiring;       /* @retiring="true": log each use, to be dropped */
 };
 
+/* <businessDuplicates> of a leg (issue 12 item 4): what a new MessageId
+ * carrying a business document already stored for the party becomes. */
+enum conf_business {
+	CONF_BUSINESS_FLAG = 0,  /* the default: stored, marked, logged */
+	CONF_BUSINESS_REFUSE,    /* EBMS:0004, nothing stored */
+	CONF_BUSINESS_OFF        /* not checked, no key stored */
+};
+
 struct pmode_leg {
 	char *id;
 	char *agreement;        /* NULL = leg matches messages without AgreementRef */
@@ -138,6 +146,7 @@ struct pmode_leg {
 	enum conf_policy revocation;
 	int retention_days;           /* 0 = the gateway default */
 	struct conf_peppol *peppol;   /* owned; NULL = not a Peppol leg */
+	enum conf_business business_duplicates; /* default CONF_BUSINESS_FLAG */
 };
 
 struct conf_limits {

@@ -334,6 +334,27 @@ conf_leg_crypto(struct conf_ctx *x, const xmlNode *sec, struct pmode_leg *leg)
 	return r == -1 ? -1 : 0;
 }
 
+/* <businessDuplicates>flag|refuse|off</businessDuplicates> (issue 12 item
+ * 4; the schema allows only these words; absent: flag). */
+static int
+conf_leg_business(struct conf_ctx *x, const xmlNode *node,
+    struct pmode_leg *leg)
+{
+	char *v = NULL;
+	int r = conf_text(x, node, "businessDuplicates", &v);
+
+	leg->business_duplicates = CONF_BUSINESS_FLAG;
+	if (r == 1 && strcmp(v, "refuse") == 0)
+		leg->business_duplicates = CONF_BUSINESS_REFUSE;
+	else if (r == 1 && strcmp(v, "off") == 0)
+		leg->business_duplicates = CONF_BUSINESS_OFF;
+	else if (r == 1 && strcmp(v, "flag") != 0)
+		r = conf_fail(x, node, "pmode \"%s\": businessDuplicates "
+		    "\"%s\" is not flag, refuse or off", leg->id, v);
+	free(v);
+	return r == -1 ? -1 : 0;
+}
+
 /* One <pmode> element into leg. */
 static int
 conf_leg_one(struct conf_ctx *x, const xmlNode *node, struct pmode_leg *leg)
@@ -359,7 +380,8 @@ conf_leg_one(struct conf_ctx *x, const xmlNode *node, struct pmode_leg *leg)
 	    conf_leg_policy(x, node, leg) == -1 ||
 	    conf_leg_trust(x, node, sec, leg) == -1 ||
 	    conf_leg_crypto(x, sec, leg) == -1 ||
-	    conf_peppol_parse(x, node, leg) == -1)
+	    conf_peppol_parse(x, node, leg) == -1 ||
+	    conf_leg_business(x, node, leg) == -1)
 		return -1;
 	r = conf_uint(x, node, "retentionDays", 1, CONF_DAYS_MAX, &v);
 	if (r == -1)

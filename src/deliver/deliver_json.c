@@ -219,7 +219,10 @@ deliver_json(struct buf *b, const struct store_delivery *d,
 	    d->conversation_id) == -1 ||
 	    deliver_json_str(b, T, "agreement_ref", d->agreement_ref) == -1 ||
 	    deliver_json_str(b, T, "pmode", d->pmode_id) == -1 ||
-	    deliver_json_str(b, T, "received_at", at) == -1)
+	    deliver_json_str(b, T, "received_at", at) == -1 ||
+	    deliver_json_str(b, T, "business_key", d->business_key) == -1 ||
+	    deliver_json_str(b, T, "duplicate_of",
+	    d->business_duplicate_of) == -1)
 		return -1;
 	return deliver_json_parts(b, d, leg);
 }

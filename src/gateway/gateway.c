@@ -470,6 +470,25 @@ gateway_probe(const struct gateway *gw, struct store *s, struct arena *a,
 	return res->outcome == STORE_ABSENT ? 1 : 0;
 }
 
+/*
+ * A business-level duplicate (issue 12 item 4) for the log and metrics: a
+ * NEW row stored flagged, or one refused; nothing otherwise (a retry of
+ * the same MessageId is a plain duplicate).
+ */
+static void
+gateway_business(struct gateway_answer *ans, const struct store_result *res)
+{
+	if (res->outcome == STORE_BUSINESS_DUP) {
+		ans->outcome = "business-duplicate";
+		ans->business_mode = "refuse";
+	} else if (res->outcome == STORE_NEW &&
+	    res->business_duplicate_of != NULL)
+		ans->business_mode = "flag";
+	else
+		return;
+	ans->duplicate_of = res->business_duplicate_of;
+}
+
 /* Accepted or duplicate: answer the Receipt (ours, or the stored bytes). */
 static int
 gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
@@ -488,8 +507,11 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 		goto out;
 	}
 	if (inbox_prepare(a, um, leg, req->peer, &m, &ans->err) == -1 ||
+	    inbox_business(a, um, leg, &m, &ans->business_note,
+	    &ans->err) == -1 ||
 	    (r = gateway_probe(gw, s, a, &m, &res, &ans->err)) == -1)
 		goto fail;
+	ans->business_key = m.business_key;
 	/* NRR Receipt (AS4 5.1.8 b) for a verified message, when the leg wants it */
 	if (r == 1 && (receipt_build(a, gw->key, um,
 	    leg->receipt_nrr && sec->verified ? sec->references : NULL,
@@ -506,6 +528,7 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 	inbox_recent_note(gw->recent, m.from_party, m.message_id);
 	gateway_remember(gw, in, &m, leg, sec);
 	ans->outcome = res.outcome == STORE_NEW ? "new" : "duplicate";
+	gateway_business(ans, &res);
 	ans->status = 200;
 	ans->content_type = GATEWAY_CT_SOAP;
 	if (buf_append(&ans->body, res.receipt, res.receipt_len) == -1) {
@@ -517,6 +540,7 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 fail:
 	if (res.outcome == STORE_DRIFT)
 		ans->outcome = "drift";
+	gateway_business(ans, &res);
 out:
 	buf_free(&receipt);
 	return rc;

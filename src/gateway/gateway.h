@@ -81,6 +81,12 @@ struct gateway_answer {
 	/* not NULL: accepted with no fresh revocation status under
 	 * revocation="prefer"; why (arena), for a warning log line */
 	const char *revocation_note;
+	/* business-level duplicates (issue 12 item 4; arena or NULL) */
+	const char *business_key;    /* the message's key, when its leg checks */
+	const char *business_note;   /* why a payload gave no key (malformed) */
+	const char *duplicate_of;    /* the MessageId holding the key, when
+	                              * this one was flagged or refused */
+	const char *business_mode;   /* "flag" | "refuse" with duplicate_of */
 	struct err err;              /* what went wrong, if anything */
 };
 

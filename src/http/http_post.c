@@ -107,6 +107,9 @@ http_post_log(const struct http_req *r, const struct gateway_answer *ans,
 	lr.outcome = ans->outcome;
 	lr.replayed = ans->replayed;
 	lr.decryption_retiring = ans->decrypt_retiring;
+	lr.business_key = ans->business_key;
+	lr.business_note = ans->business_note;
+	lr.duplicate_of = ans->duplicate_of;
 	lr.ebms_code = ans->ebms_code;
 	lr.error = ans->err.kind != ERR_NONE ? ans->err.msg : NULL;
 	lr.detail = ans->err.detail[0] != '\0' ? ans->err.detail :
@@ -215,6 +218,8 @@ http_post_end(struct MHD_Connection *conn, struct http_req *r,
 	metrics_message(ans.outcome, ans.ebms_code, ans.status);
 	if (ans.decrypt_retiring != NULL)
 		metrics_decrypt_retiring();
+	if (ans.business_mode != NULL)
+		metrics_business_duplicate(ans.business_mode);
 	/* a 503 for want of a revocation status is not the store's */
 	if (ans.status == 503 && ans.err.kind != ERR_UNAVAILABLE)
 		metrics_store_error();

@@ -144,6 +144,32 @@ inbox_prepare(struct arena *a, const struct ebms_user_message *um,
 	return inbox_message(a, um, leg, peer, ret, err);
 }
 
+/* The business key of um and the leg's mode into m (see inbox.h). */
+int
+inbox_business(struct arena *a, const struct ebms_user_message *um,
+    const struct pmode_leg *leg, struct store_message *m,
+    const char **ret_why, struct err *err)
+{
+	const char *why = NULL;
+
+	m->business_key = NULL;
+	m->business_mode = STORE_BUSINESS_OFF;
+	if (ret_why != NULL)
+		*ret_why = NULL;
+	if (leg->business_duplicates == CONF_BUSINESS_OFF)
+		return 0;
+	if (payload_business_key(a, um, &m->business_key, &why) == -1)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "could not read the business key (out of request memory)");
+	if (m->business_key != NULL)
+		m->business_mode = leg->business_duplicates ==
+		    CONF_BUSINESS_REFUSE ? STORE_BUSINESS_REFUSE :
+		    STORE_BUSINESS_FLAG;
+	if (ret_why != NULL)
+		*ret_why = why;
+	return 0;
+}
+
 /* store_accept() with this receipt (NULL: probe); DRIFT becomes EBMS:0004. */
 int
 inbox_submit(struct store *s, struct arena *a, struct store_message *m,
@@ -175,6 +201,17 @@ inbox_submit(struct store *s, struct arena *a, struct store_message *m,
 		    m->field_hashes, m->field_hashes_len, buf, sizeof(buf)));
 		return -1;
 	}
+	/* the partner learns that its own document was seen before, never
+	 * under which MessageId (the log has it) */
+	if (res.outcome == STORE_BUSINESS_DUP) {
+		(void)err_set(err, ERR_EBMS, "EBMS:0004",
+		    "business document already received under another "
+		    "message id");
+		err_detail(err, "business duplicate of %s (key %s)",
+		    res.business_duplicate_of != NULL ?
+		    res.business_duplicate_of : "?", m->business_key);
+		return -1;
+	}
 	return 0;
 }
 
@@ -189,7 +226,8 @@ inbox_accept(struct store *s, struct arena *a,
 
 	if (s == NULL)
 		return err_set(err, ERR_STORE, NULL, "no store connection");
-	if (inbox_prepare(a, um, leg, peer, &m, err) == -1)
+	if (inbox_prepare(a, um, leg, peer, &m, err) == -1 ||
+	    inbox_business(a, um, leg, &m, NULL, err) == -1)
 		return -1;
 	return inbox_submit(s, a, &m, receipt, receipt_len, ret, err);
 }

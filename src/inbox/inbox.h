@@ -40,6 +40,21 @@ int inbox_submit(struct store *s, struct arena *a, struct store_message *m,
     struct store_result *ret, struct err *err);
 
 /*
+ * Business-level duplicates (issue 12 item 4): after inbox_prepare(), set
+ * m's business key (payload.h) and mode from the leg's
+ * <businessDuplicates> (off: none).  *ret_why (may be NULL) gets why a
+ * payload that looked like a business document gave no key (for the log),
+ * else NULL.  0, or -1 (ERR_INTERNAL) out of request memory.
+ * inbox_accept() does this itself.  A STORE_BUSINESS_DUP outcome of
+ * inbox_submit() is ERR_EBMS EBMS:0004 (ebMS3 Core 6.7.1 has no code of
+ * its own for it), ret->outcome still STORE_BUSINESS_DUP, the holder's
+ * MessageId in err's detail only.
+ */
+int inbox_business(struct arena *a, const struct ebms_user_message *um,
+    const struct pmode_leg *leg, struct store_message *m,
+    const char **ret_why, struct err *err);
+
+/*
  * A hint, never a decision: the inbox keys (sending party, MessageId) this
  * process answered recently,
  * so a likely retry is probed (no Receipt signed) before a Receipt is made.

@@ -65,6 +65,11 @@ static atomic_llong metrics_rv_checks[3][5];
 static atomic_llong metrics_rv_failures, metrics_rv_fail_open;
 static atomic_llong metrics_rv_entries, metrics_rv_age_ms;
 
+/* business_duplicates_total labels (issue 12 item 4), in render order. */
+static const char *const metrics_business_modes[] = { "flag", "refuse" };
+#define METRICS_N_BUSINESS 2
+static atomic_llong metrics_business[METRICS_N_BUSINESS];
+
 /* Record the process start time. */
 void
 metrics_init(void)
@@ -99,6 +104,8 @@ metrics_reset(void)
 	atomic_store(&metrics_start_ms, 0);
 	atomic_store(&metrics_rv_set, 0);
 	atomic_store(&metrics_rv_fail_open, 0);
+	for (i = 0; i < METRICS_N_BUSINESS; i++)
+		atomic_store(&metrics_business[i], 0);
 	metrics_set_store(-1, -1, -1);
 }
 
@@ -135,6 +142,17 @@ metrics_message(const char *outcome, const char *ebms_code, int status)
 	if (slot == METRICS_OUTCOME_ERROR || slot == METRICS_OUTCOME_DRIFT)
 		atomic_fetch_add(&metrics_errs[metrics_code_slot(ebms_code,
 		    status)], 1);
+}
+
+/* A business-level duplicate flagged or refused (metrics.h). */
+void
+metrics_business_duplicate(const char *mode)
+{
+	size_t i;
+
+	for (i = 0; mode != NULL && i < METRICS_N_BUSINESS; i++)
+		if (strcmp(metrics_business_modes[i], mode) == 0)
+			atomic_fetch_add(&metrics_business[i], 1);
 }
 
 /* One request's duration into its (non-cumulative) bucket and the sum. */
@@ -469,6 +487,12 @@ metrics_render(struct buf *out)
 	long long start = atomic_load(&metrics_start_ms);
 
 	if (metrics_render_requests(out) == -1 ||
+	    metrics_head(out, "business_duplicates_total", "counter",
+	    "New MessageIds carrying a business document already stored for "
+	    "the party, by the leg's mode.") == -1 ||
+	    metrics_labelled(out, "business_duplicates_total", "mode",
+	    metrics_business_modes, metrics_business,
+	    METRICS_N_BUSINESS) == -1 ||
 	    metrics_render_store(out) == -1 ||
 	    metrics_render_revocation(out) == -1 ||
 	    metrics_head(out, "start_time_seconds", "gauge",

@@ -20,6 +20,7 @@
  *   revocation_fail_open_total                                   counter
  *   revocation_cache_entries / revocation_cache_oldest_age_seconds gauges
  *   (the revocation families only in a process with an engine: serve)
+ *   business_duplicates_total{mode="flag|refuse"}                counter
  *   start_time_seconds                                           gauge
  */
 #ifndef AS4GW_METRICS_H
@@ -39,6 +40,10 @@ void metrics_init(void);
  * HTTP status (an error without ebMS code counts as http-4xx / http-5xx).
  */
 void metrics_message(const char *outcome, const char *ebms_code, int status);
+
+/* A business-level duplicate (issue 12 item 4): mode "flag" (stored,
+ * marked) or "refuse" (EBMS:0004); other strings are not counted. */
+void metrics_business_duplicate(const char *mode);
 
 /* Duration of one request (any route) in milliseconds. */
 void metrics_request_ms(int64_t ms);

@@ -79,6 +79,29 @@ const char *payload_field_diff(const unsigned char *stored, size_t stored_len,
     const unsigned char *now, size_t now_len, char *buf, size_t len);
 
 /*
+ * Business-level duplicates (issue 12 item 4; README "Business-level
+ * duplicates"): the key of the business document a message carries, which
+ * the inbox compares across MessageIds of one sending party.  The first
+ * payload in PartInfo order that carries one decides:
+ *  - an EDIFACT interchange (edifact.h: starts with UNA or UNB):
+ *      "edifact:" sender ":" qualifier "/" recipient ":" qualifier "/"
+ *      control reference
+ *    (ISO 9735 UNB 0004, 0007, 0010, 0007, 0020; the syntax identifier,
+ *    date and time are not part of it: a re-sent interchange keeps its
+ *    reference);
+ * each value percent-encoded (RFC 3986 style, upper-case hex) for every
+ * byte outside 0x21..0x7e and for '%', ':' and '/', so the key is one
+ * printable line with no ambiguity between fields.  1 a key (*ret, arena,
+ * at most PAYLOAD_BUSINESS_KEY_MAX bytes); 0 none (*ret NULL; *ret_why set
+ * when a payload looked like an interchange but its header is malformed:
+ * the reason, for the log; such a message is checked no further); -1 out
+ * of request memory.
+ */
+#define PAYLOAD_BUSINESS_KEY_MAX 1024
+int payload_business_key(struct arena *a, const struct ebms_user_message *um,
+    const char **ret, const char **ret_why);
+
+/*
  * Caps on decompression (NEGATIVE-CASES 53: a gzip bomb must stop early with
  * bounded memory).  A field set to 0 means "no limit" for that field.
  */

@@ -105,6 +105,13 @@ store_check_message(const struct store_message *m, struct err *err)
 		why = "empty receipt";
 	else if (m->n_parts > 0 && m->parts == NULL)
 		why = "parts missing";
+	else if (m->business_key != NULL && (*m->business_key == '\0' ||
+	    strlen(m->business_key) > STORE_BUSINESS_KEY_MAX))
+		why = "business key empty or too long";
+	else if (m->business_key != NULL &&
+	    m->business_mode != STORE_BUSINESS_FLAG &&
+	    m->business_mode != STORE_BUSINESS_REFUSE)
+		why = "business key without a mode";
 	for (i = 0; why == NULL && i < m->n_parts; i++) {
 		if (m->parts[i].len > 0 && m->parts[i].data == NULL)
 			why = "part without data";
@@ -267,6 +274,10 @@ store_found_new(struct arena *a, const char *const *c)
 	f->not_before_ms = store_found_int(c[STORE_FOUND_C_NOT_BEFORE]);
 	f->last_error_at_ms = store_found_int(c[STORE_FOUND_C_ERROR_AT]);
 	f->done_at_ms = store_found_int(c[STORE_FOUND_C_DONE]);
+	f->business_key = store_found_str(a, c[STORE_FOUND_C_BUSINESS_KEY],
+	    &bad);
+	f->business_duplicate_of = store_found_str(a,
+	    c[STORE_FOUND_C_BUSINESS_DUP_OF], &bad);
 	return bad ? NULL : f;
 }
 

@@ -16,6 +16,20 @@
 
 #define STORE_HASH_LEN 32
 #define STORE_MESSAGE_ID_MAX 255 /* bytes; the inbox key (ebMS3 5.2.2.1) */
+#define STORE_BUSINESS_KEY_MAX 1024 /* bytes of a business key (issue 12) */
+
+/*
+ * Business-level duplicates (issue 12 item 4; migration sqlite 005 /
+ * postgresql 006): what a new MessageId whose business key (the SBDH
+ * InstanceIdentifier, an EDIFACT interchange's sender, recipient and
+ * control reference; payload.h) is already held by another row of the
+ * same sending party becomes.
+ */
+enum store_business {
+	STORE_BUSINESS_OFF = 0,       /* no key: not checked, not stored */
+	STORE_BUSINESS_FLAG,          /* stored, marked with the holder's id */
+	STORE_BUSINESS_REFUSE         /* nothing stored: STORE_BUSINESS_DUP */
+};
 
 struct store_part {
 	int part_no;                  /* 0-based order of PartInfo */
@@ -59,9 +73,14 @@ struct store_message {
 	int64_t received_at_ms;
 	const struct store_part *parts;
 	size_t n_parts;
+	const char *business_key;     /* NULL: none (then business_mode is
+	                               * ignored); at most STORE_BUSINESS_KEY_MAX
+	                               * bytes */
+	enum store_business business_mode;
 };
 
-enum store_outcome { STORE_NEW = 1, STORE_DUPLICATE, STORE_DRIFT, STORE_ABSENT };
+enum store_outcome { STORE_NEW = 1, STORE_DUPLICATE, STORE_DRIFT, STORE_ABSENT,
+	STORE_BUSINESS_DUP };
 
 struct store_result {
 	enum store_outcome outcome;
@@ -72,6 +91,10 @@ struct store_result {
 	                               * digests (arena), NULL for a row that
 	                               * has none (stored before 004/003) */
 	size_t stored_fields_len;
+	const char *business_duplicate_of; /* NEW under STORE_BUSINESS_FLAG
+	                               * and STORE_BUSINESS_DUP: the MessageId
+	                               * of the row holding the business key
+	                               * (arena); NULL otherwise */
 };
 
 /* One claimed delivery: the inbox row and its payloads (arena memory). */
@@ -84,6 +107,9 @@ struct store_delivery {
 	const char *pmode_id;         /* may be NULL */
 	int64_t received_at_ms;
 	int attempts;                 /* claims so far, this one included */
+	const char *business_key;     /* may be NULL */
+	const char *business_duplicate_of; /* a flagged business duplicate:
+	                               * the holder's MessageId; else NULL */
 	struct store_part *parts;     /* in part_no order */
 	size_t n_parts;
 };
@@ -129,6 +155,8 @@ struct store_found {
 	const char *last_error;       /* the last failed hand-off's error, or
 	                               * NULL (kept once done) */
 	int64_t last_error_at_ms, done_at_ms;
+	const char *business_key;     /* may be NULL */
+	const char *business_duplicate_of; /* may be NULL */
 	struct store_found_part *parts; /* in part_no order */
 	size_t n_parts;
 	struct store_found *next;     /* the next party's row, or NULL */
@@ -206,6 +234,18 @@ int store_lost(struct store *s);
  *    its hash equals m->content_hash_v1.
  *  - present with other content: change nothing -> STORE_DRIFT, with the
  *    stored field digests (ret->stored_fields) for the log.
+ *  - key new, m->business_key set and held by another row of the same
+ *    from_party (the holder: the first row stored with that key, its
+ *    business_duplicate_of NULL): under STORE_BUSINESS_REFUSE nothing is
+ *    written -> STORE_BUSINESS_DUP; under STORE_BUSINESS_FLAG the row is
+ *    stored as NEW with business_duplicate_of = the holder's MessageId.
+ *    Both report the holder in ret->business_duplicate_of.  A key already
+ *    present (a retry of the same MessageId) is never a business
+ *    duplicate: it is decided as above.  The check is inside the same
+ *    transaction as the insert: concurrent accepts of two MessageIds with
+ *    one business key end in one holder (SQLite: the write lock;
+ *    PostgreSQL: a partial unique index on (from_party, business_key) of
+ *    the holders, on which a concurrent insert waits).
  * Concurrent calls for one key end in one row and one NEW, the rest
  * DUPLICATE.  Any database failure rolls back and is ERR_STORE (503).
  *

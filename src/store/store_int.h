@@ -29,7 +29,8 @@ int store_purge_legs(const struct store_purge *p, struct buf *json,
 /*
  * The columns of a find query (store_find), in this order, every one as
  * text (NULL for SQL NULL): the inbox row, its delivery row (LEFT JOIN),
- * then one payload (LEFT JOIN: NULL part_no when it has none); times in
+ * then one payload (LEFT JOIN: NULL part_no when it has none), then the
+ * inbox row's business_key and business_duplicate_of; times in
  * ms since the epoch, the content hash in hex; rows in (from_party,
  * part_no) order.  Both backends' queries yield these, so one decoder
  * reads them.
@@ -43,7 +44,8 @@ enum store_found_col {
 	STORE_FOUND_C_ATTEMPTS, STORE_FOUND_C_CLAIMED, STORE_FOUND_C_NOT_BEFORE,
 	STORE_FOUND_C_ERROR, STORE_FOUND_C_ERROR_AT, STORE_FOUND_C_DONE,
 	STORE_FOUND_C_PART_NO, STORE_FOUND_C_CID, STORE_FOUND_C_MIME,
-	STORE_FOUND_C_SIZE, STORE_FOUND_NCOLS
+	STORE_FOUND_C_SIZE, STORE_FOUND_C_BUSINESS_KEY,
+	STORE_FOUND_C_BUSINESS_DUP_OF, STORE_FOUND_NCOLS
 };
 
 /*

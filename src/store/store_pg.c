@@ -61,7 +61,7 @@
 #define STORE_PG_INLINE_MAX ((size_t)256 * 1024)
 enum store_pg_stmt_id { STORE_PG_ACCEPT, STORE_PG_COUNT };
 
-/* The parameters of as4gw_accept(), in order (004_party_key.sql). */
+/* The parameters of as4gw_accept(), in order (006_business_key.sql). */
 enum store_pg_arg {
 	STORE_PG_A_ID, STORE_PG_A_FROM, STORE_PG_A_TO, STORE_PG_A_SERVICE,
 	STORE_PG_A_ACTION, STORE_PG_A_CONV, STORE_PG_A_AGREEMENT,
@@ -69,11 +69,12 @@ enum store_pg_arg {
 	STORE_PG_A_HASH_V1, STORE_PG_A_FIELDS, STORE_PG_A_RECEIPT,
 	STORE_PG_A_RECEIVED, STORE_PG_A_PARTITION,
 	STORE_PG_A_PART_NO, STORE_PG_A_CID, STORE_PG_A_MIME, STORE_PG_A_PROPS,
-	STORE_PG_A_CONTENT, STORE_PG_A_COUNT
+	STORE_PG_A_CONTENT, STORE_PG_A_BUSINESS_KEY, STORE_PG_A_BUSINESS_MODE,
+	STORE_PG_A_COUNT
 };
 
-/* The payload arrays are the last parameters. */
-#define STORE_PG_N_ARRAYS (STORE_PG_A_COUNT - STORE_PG_A_PART_NO)
+/* The payload arrays: PART_NO .. CONTENT. */
+#define STORE_PG_N_ARRAYS (STORE_PG_A_CONTENT + 1 - STORE_PG_A_PART_NO)
 
 static const Oid store_pg_accept_types[STORE_PG_A_COUNT] = {
 	STORE_PG_TEXT, STORE_PG_TEXT, STORE_PG_TEXT, STORE_PG_TEXT,
@@ -82,6 +83,7 @@ static const Oid store_pg_accept_types[STORE_PG_A_COUNT] = {
 	STORE_PG_BYTEA, STORE_PG_INT8,
 	STORE_PG_TEXT, STORE_PG_INT4_ARRAY, STORE_PG_TEXT_ARRAY,
 	STORE_PG_TEXT_ARRAY, STORE_PG_TEXT_ARRAY, STORE_PG_BYTEA_ARRAY,
+	STORE_PG_TEXT, STORE_PG_INT4,
 };
 
 /* Element types of the payload arrays, in parameter order. */
@@ -93,9 +95,10 @@ static const Oid store_pg_elem_types[STORE_PG_N_ARRAYS] = {
 static const struct store_pg_stmt store_pg_stmts[STORE_PG_COUNT] = {
 	[STORE_PG_ACCEPT] = { "as4gw_accept", "store message",
 	    STORE_PG_A_COUNT,
-	    "SELECT outcome, receipt, duplicates, field_hashes"
+	    "SELECT outcome, receipt, duplicates, field_hashes,"
+	    " business_duplicate_of"
 	    " FROM as4gw_accept($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
-	    " $12, $13, $14, $15, $16, $17, $18, $19, $20)",
+	    " $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)",
 	    store_pg_accept_types },
 };
 
@@ -470,6 +473,9 @@ store_pg_accept_init(struct store_pg_accept_call *c,
 	(void)snprintf(c->ms, sizeof(c->ms), "%" PRId64, m->received_at_ms);
 	c->p.values[STORE_PG_A_RECEIVED] = c->ms;
 	c->p.values[STORE_PG_A_PARTITION] = m->partition_key;
+	c->p.values[STORE_PG_A_BUSINESS_KEY] = m->business_key;
+	c->p.values[STORE_PG_A_BUSINESS_MODE] =
+	    m->business_mode == STORE_BUSINESS_REFUSE ? "2" : "1";
 	/* a probe sends the receipt as NULL */
 	if (store_pg_bytes(&c->p, STORE_PG_A_HASH, m->content_hash,
 	    STORE_HASH_LEN, err) == -1 ||
@@ -529,9 +535,25 @@ store_pg_drift(const PGresult *res, struct arena *a, struct store_result *ret,
 	return 0;
 }
 
+/* The business key's holder answered (text, NULL: none) copied into a. */
+static int
+store_pg_holder(const PGresult *res, struct arena *a, struct store_result *ret,
+    struct err *err)
+{
+	ret->business_duplicate_of = NULL;
+	if (PQgetisnull(res, 0, 4))
+		return 0;
+	ret->business_duplicate_of = arena_strndup(a, PQgetvalue(res, 0, 4),
+	    (size_t)PQgetlength(res, 0, 4));
+	if (ret->business_duplicate_of == NULL)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "request memory exhausted copying a message id");
+	return 0;
+}
+
 /*
  * as4gw_accept()'s answer (binary: int4 outcome, bytea receipt, int8
- * duplicates, bytea field_hashes) into ret.  Absent after a full call: the
+ * duplicates, bytea field_hashes, text business_duplicate_of) into ret.  Absent after a full call: the
  * row that made the
  * INSERT conflict was purged before the UPDATE; the partner retries.
  */
@@ -541,7 +563,7 @@ store_pg_outcome(const PGresult *res, const struct store_message *m,
 {
 	uint64_t outcome = 0;
 
-	if (PQntuples(res) == 1 && PQnfields(res) == 4 &&
+	if (PQntuples(res) == 1 && PQnfields(res) == 5 &&
 	    PQgetlength(res, 0, 0) == 4)
 		outcome = store_pg_get(PQgetvalue(res, 0, 0), 4);
 	ret->receipt = NULL;
@@ -556,14 +578,18 @@ store_pg_outcome(const PGresult *res, const struct store_message *m,
 	} else if (outcome == STORE_DRIFT) {
 		if (store_pg_drift(res, a, ret, err) == -1)
 			return -1;
-	} else if (outcome == STORE_ABSENT && m->receipt != NULL)
+	} else if (outcome == STORE_BUSINESS_DUP && m->receipt == NULL)
+		return err_set(err, ERR_STORE, NULL, "could not store message:"
+		    " a probe answered as a business duplicate");
+	else if (outcome == STORE_ABSENT && m->receipt != NULL)
 		return err_set(err, ERR_STORE, NULL,
 		    "could not read inbox row: it disappeared");
-	else if (outcome != STORE_DRIFT && outcome != STORE_ABSENT)
+	else if (outcome != STORE_DRIFT && outcome != STORE_ABSENT &&
+	    outcome != STORE_BUSINESS_DUP)
 		return err_set(err, ERR_STORE, NULL, "could not store message:"
 		    " unexpected answer from as4gw_accept()");
 	ret->outcome = (enum store_outcome)outcome;
-	return 0;
+	return store_pg_holder(res, a, ret, err);
 }
 
 /*
@@ -618,8 +644,10 @@ store_pg_accept_txn(struct store_pg *s, const struct store_message *m,
 			goto out;
 		fault_point("store.after-insert");
 	}
-	/* Drift and absent changed nothing: end without writing. */
-	if (ret->outcome == STORE_DRIFT || ret->outcome == STORE_ABSENT)
+	/* Drift, absent, a refused business duplicate changed nothing: end
+	 * without writing. */
+	if (ret->outcome == STORE_DRIFT || ret->outcome == STORE_ABSENT ||
+	    ret->outcome == STORE_BUSINESS_DUP)
 		rc = store_pg_cmd(s, "ROLLBACK", "roll back", err);
 	else {
 		fault_point("store.before-commit");

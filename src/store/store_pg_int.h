@@ -27,7 +27,7 @@ struct store_pg_stmt {
 };
 
 /* Parameters of one statement call: text unless a format says binary. */
-#define STORE_PG_MAX_PARAMS 20
+#define STORE_PG_MAX_PARAMS 22
 struct store_pg_params {
 	const char *values[STORE_PG_MAX_PARAMS];
 	int lengths[STORE_PG_MAX_PARAMS];

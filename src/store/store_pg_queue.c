@@ -55,7 +55,8 @@ enum store_pg_queue_col {
 	STORE_PGQ_C_ACTION, STORE_PGQ_C_CONV, STORE_PGQ_C_AGREEMENT,
 	STORE_PGQ_C_PMODE, STORE_PGQ_C_RECEIVED, STORE_PGQ_C_ATTEMPTS,
 	STORE_PGQ_C_PART_NO, STORE_PGQ_C_CID, STORE_PGQ_C_MIME,
-	STORE_PGQ_C_PROPS, STORE_PGQ_C_CONTENT
+	STORE_PGQ_C_PROPS, STORE_PGQ_C_CONTENT, STORE_PGQ_C_BUSINESS_KEY,
+	STORE_PGQ_C_BUSINESS_DUP_OF
 };
 
 const struct store_pg_stmt store_pg_queue_stmts[STORE_PGQ_COUNT] = {
@@ -81,7 +82,8 @@ const struct store_pg_stmt store_pg_queue_stmts[STORE_PGQ_COUNT] = {
 	    " i.action, i.conversation_id, i.agreement_ref, i.pmode_id,"
 	    " round(extract(epoch FROM i.received_at) * 1000)::bigint::text,"
 	    " c.attempts::text, p.part_no::text, p.content_id, p.mime_type,"
-	    " p.properties, p.content"
+	    " p.properties, p.content, i.business_key,"
+	    " i.business_duplicate_of"
 	    " FROM c JOIN inbox i ON i.from_party = c.from_party"
 	    " AND i.message_id = c.message_id"
 	    " LEFT JOIN payload p ON p.from_party = c.from_party"
@@ -187,6 +189,11 @@ store_pg_queue_row(const PGresult *res, struct arena *a,
 		if (store_pg_queue_text(res, 0, STORE_PGQ_C_ID + i, a,
 		    txt[i]) == -1)
 			return -1;
+	if (store_pg_queue_text(res, 0, STORE_PGQ_C_BUSINESS_KEY, a,
+	    &d->business_key) == -1 ||
+	    store_pg_queue_text(res, 0, STORE_PGQ_C_BUSINESS_DUP_OF, a,
+	    &d->business_duplicate_of) == -1)
+		return -1;
 	d->received_at_ms = strtoll(PQgetvalue(res, 0, STORE_PGQ_C_RECEIVED),
 	    NULL, 10);
 	d->attempts = (int)strtol(PQgetvalue(res, 0, STORE_PGQ_C_ATTEMPTS),

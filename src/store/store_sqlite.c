@@ -34,6 +34,7 @@ enum store_sqlite_stmt {
 	STORE_SQ_INS_DELIVERY,
 	STORE_SQ_SEL_INBOX,
 	STORE_SQ_UPD_DUP,
+	STORE_SQ_SEL_HOLDER,
 	STORE_SQ_COUNT
 };
 
@@ -52,9 +53,9 @@ static const struct {
 	    "INSERT INTO inbox (message_id, from_party, to_party, service,"
 	    " action, conversation_id, agreement_ref, pmode_id, source,"
 	    " content_hash, receipt, received_at, partition_key,"
-	    " field_hashes)"
+	    " field_hashes, business_key, business_duplicate_of)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
-	    " ?14) ON CONFLICT (from_party, message_id) DO NOTHING" },
+	    " ?14, ?15, ?16) ON CONFLICT (from_party, message_id) DO NOTHING" },
 	[STORE_SQ_INS_PAYLOAD] = { "insert payload",
 	    "INSERT INTO payload (message_id, part_no, content_id, mime_type,"
 	    " properties, content, from_party)"
@@ -69,6 +70,11 @@ static const struct {
 	    "UPDATE inbox SET duplicates = duplicates + 1,"
 	    " last_duplicate_at = ?2 WHERE from_party = ?3 AND message_id = ?1"
 	    " RETURNING duplicates" },
+	/* inbox_business_key_idx (005_business_key.sql) */
+	[STORE_SQ_SEL_HOLDER] = { "look up business key",
+	    "SELECT message_id FROM inbox WHERE from_party = ?1"
+	    " AND business_key = ?2 AND business_duplicate_of IS NULL"
+	    " AND message_id <> ?3" },
 };
 
 #define STORE_SQLITE_MIGRATIONS_DDL \
@@ -170,10 +176,13 @@ store_sqlite_run(struct store_sqlite *s, enum store_sqlite_stmt id,
 	    store_sqlite_stmts[id].what, err);
 }
 
-/* INSERT ... ON CONFLICT DO NOTHING: 1 inserted, 0 id exists, -1 error. */
+/*
+ * INSERT ... ON CONFLICT DO NOTHING, holder the business key's holder (a
+ * flagged row) or NULL: 1 inserted, 0 id exists, -1 error.
+ */
 static int
 store_sqlite_insert_inbox(struct store_sqlite *s, const struct store_message *m,
-    struct err *err)
+    const char *holder, struct err *err)
 {
 	sqlite3_stmt *st = s->st[STORE_SQ_INS_INBOX];
 	int b;
@@ -193,6 +202,8 @@ store_sqlite_insert_inbox(struct store_sqlite *s, const struct store_message *m,
 	b |= store_sqlite_bind_text(st, 13, m->partition_key);
 	b |= m->field_hashes != NULL ? store_sqlite_bind_blob(st, 14,
 	    m->field_hashes, m->field_hashes_len) : sqlite3_bind_null(st, 14);
+	b |= store_sqlite_bind_text(st, 15, m->business_key);
+	b |= store_sqlite_bind_text(st, 16, holder);
 	if (store_sqlite_run(s, STORE_SQ_INS_INBOX, b, err) == -1)
 		return -1;
 	return sqlite3_changes(s->db) == 1 ? 1 : 0;
@@ -329,6 +340,66 @@ out:
 	return rc;
 }
 
+/*
+ * The holder of m's business key (another MessageId of the same party):
+ * 1 found (*ret_holder, a copy in a), 0 none, -1 error.
+ */
+static int
+store_sqlite_holder(struct store_sqlite *s, const struct store_message *m,
+    struct arena *a, const char **ret_holder, struct err *err)
+{
+	sqlite3_stmt *st = s->st[STORE_SQ_SEL_HOLDER];
+	int rc = -1;
+
+	if (store_sqlite_bind_text(st, 1, m->from_party) != SQLITE_OK ||
+	    store_sqlite_bind_text(st, 2, m->business_key) != SQLITE_OK ||
+	    store_sqlite_bind_text(st, 3, m->message_id) != SQLITE_OK)
+		goto fail;
+	switch (sqlite3_step(st)) {
+	case SQLITE_DONE: rc = 0; goto out;
+	case SQLITE_ROW: break;
+	default: goto fail;
+	}
+	*ret_holder = arena_strdup(a,
+	    (const char *)sqlite3_column_text(st, 0));
+	rc = *ret_holder != NULL ? 1 : err_set(err, ERR_INTERNAL, NULL,
+	    "request memory exhausted copying a message id");
+	goto out;
+fail:
+	(void)store_sqlite_fail(s, "look up business key", err);
+out:
+	store_sqlite_done(st);
+	return rc;
+}
+
+/*
+ * Before the insert, inside the write transaction (store.h): the holder of
+ * m's business key into *ret_holder (NULL: none).  Under
+ * STORE_BUSINESS_REFUSE a held key refuses a MessageId not stored yet:
+ * 1, decided (STORE_BUSINESS_DUP in ret, nothing written).  0 go on (a
+ * stored MessageId is a retry, decided as usual), -1 error.
+ */
+static int
+store_sqlite_business(struct store_sqlite *s, const struct store_message *m,
+    struct arena *a, struct store_result *ret, const char **ret_holder,
+    struct err *err)
+{
+	int r, same = 0;
+
+	*ret_holder = NULL;
+	r = store_sqlite_holder(s, m, a, ret_holder, err);
+	if (r != 1 || m->business_mode != STORE_BUSINESS_REFUSE)
+		return r == -1 ? -1 : 0;
+	r = store_sqlite_lookup(s, m, NULL, NULL, &same, err);
+	if (r != 0)
+		return r == 1 ? 0 : -1;
+	ret->outcome = STORE_BUSINESS_DUP;
+	ret->receipt = NULL;
+	ret->receipt_len = 0;
+	ret->business_duplicate_of = *ret_holder;
+	return 1;
+}
+
 /* Run one transaction control statement of store_sqlite_int.h. */
 int
 store_sqlite_txn(struct store_sqlite *s, enum store_sqlite_txn op,
@@ -369,12 +440,21 @@ int
 store_sqlite_decide(struct store_sqlite *s, const struct store_message *m,
     struct arena *a, struct store_result *ret, struct err *err)
 {
+	const char *holder = NULL;
 	int r = 0, same = 0;
 
+	ret->business_duplicate_of = NULL;
+	if (m->receipt != NULL && m->business_key != NULL) {
+		r = store_sqlite_business(s, m, a, ret, &holder, err);
+		if (r != 0)
+			return r == 1 ? 0 : -1;
+	}
 	if (m->receipt != NULL)
-		r = store_sqlite_insert_inbox(s, m, err);
-	if (r == 1)
+		r = store_sqlite_insert_inbox(s, m, holder, err);
+	if (r == 1) {
+		ret->business_duplicate_of = holder;
 		return store_sqlite_new(s, m, ret, err);
+	}
 	if (r == 0)
 		r = store_sqlite_lookup(s, m, a, ret, &same, err);
 	if (r == 0 && m->receipt != NULL)  /* the conflicting row is gone? */

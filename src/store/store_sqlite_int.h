@@ -13,7 +13,7 @@
 
 /* Statements of accept (store_sqlite.c) and of the queue
  * (store_sqlite_queue.c), each set prepared at its first use. */
-#define STORE_SQLITE_ACCEPT_STMTS 11
+#define STORE_SQLITE_ACCEPT_STMTS 12
 #define STORE_SQLITE_QUEUE_STMTS 13
 
 /* Group commit bounds: requests and bytes (receipts + payloads) per batch;

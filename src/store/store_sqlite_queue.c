@@ -75,7 +75,8 @@ static const struct {
 	    " RETURNING message_id, attempts, from_party" },
 	[STORE_SQQ_SEL_INBOX] = { "read claimed inbox row",
 	    "SELECT from_party, to_party, service, action, conversation_id,"
-	    " agreement_ref, pmode_id, received_at FROM inbox"
+	    " agreement_ref, pmode_id, received_at, business_key,"
+	    " business_duplicate_of FROM inbox"
 	    " WHERE from_party = ?2 AND message_id = ?1" },
 	[STORE_SQQ_N_PARTS] = { "count claimed payloads",
 	    "SELECT count(*) FROM payload"
@@ -250,7 +251,8 @@ store_sqlite_queue_row(struct store_sqlite *s, struct arena *a,
 {
 	sqlite3_stmt *st = s->q[STORE_SQQ_SEL_INBOX];
 	const char **txt[] = { &d->from_party, &d->to_party, &d->service,
-	    &d->action, &d->conversation_id, &d->agreement_ref, &d->pmode_id };
+	    &d->action, &d->conversation_id, &d->agreement_ref, &d->pmode_id,
+	    NULL, &d->business_key, &d->business_duplicate_of };
 	int rc = -1, i;
 
 	if (store_sqlite_bind_text(st, 1, d->message_id) != SQLITE_OK ||
@@ -260,7 +262,8 @@ store_sqlite_queue_row(struct store_sqlite *s, struct arena *a,
 		goto out;
 	}
 	for (i = 0; i < (int)(sizeof(txt) / sizeof(txt[0])); i++)
-		if (store_sqlite_queue_text(a, st, i, txt[i]) == -1) {
+		if (txt[i] != NULL &&    /* 7: received_at */
+		    store_sqlite_queue_text(a, st, i, txt[i]) == -1) {
 			(void)store_sqlite_queue_oom(err);
 			goto out;
 		}

@@ -101,7 +101,8 @@ log_event(enum log_level level, const char *event, const char *msg,
 void
 log_request(const struct log_request *r)
 {
-	enum log_level level = r->status >= 500 ? LOG_ERROR : LOG_INFO;
+	enum log_level level = r->status >= 500 ? LOG_ERROR :
+	    r->duplicate_of != NULL ? LOG_WARN : LOG_INFO;
 	struct buf line = {0};
 
 	if (level < log_min)
@@ -120,6 +121,9 @@ log_request(const struct log_request *r)
 	log_field(&line, "ebms_code", r->ebms_code);
 	log_field(&line, "error", r->error);
 	log_field(&line, "detail", r->detail);
+	log_field(&line, "business_key", r->business_key);
+	log_field(&line, "business_note", r->business_note);
+	log_field(&line, "duplicate_of", r->duplicate_of);
 	if (r->replayed)
 		(void)buf_puts(&line, ",\"replayed\":true");
 	log_field(&line, "decryption_retiring", r->decryption_retiring);

@@ -46,6 +46,11 @@ struct log_request {
 	/* fingerprint of a retiring decryption pair the message was
 	 * encrypted for: "decryption_retiring":"sha256:..." (NULL: none) */
 	const char *decryption_retiring;
+	const char *business_key;  /* issue 12 item 4: the business key */
+	const char *business_note; /* why a payload gave no business key */
+	const char *duplicate_of;  /* the MessageId holding the business key
+	                            * of a flagged or refused message: the
+	                            * line is then a warning */
 	int64_t bytes_in;
 	int64_t ms;
 };

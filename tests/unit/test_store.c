@@ -28,9 +28,10 @@
 #define N_THREADS 16
 #define TSENDER "urn:oasis:names:tc:ebcore:partyid-type:unregistered:sender"
 #define BIG_LEN ((size_t)1 << 20)
-/* sqlite has migrations 001-004; postgresql also 003 (as4gw_accept), its
- * party key is 004, its delivery history 005 */
-#define N_MIGRATIONS(c) ((c)->pg ? 5 : 4)
+/* sqlite has migrations 001-005; postgresql also 003 (as4gw_accept), its
+ * party key is 004, its delivery history 005, its business key 006 */
+#define N_MIGRATIONS(c) ((c)->pg ? 6 : 5)
+#define TBIZKEY "edifact:5790000000001:14/5790000000002:14/REF1"
 #define RECEIVED_MS INT64_C(1767323045678)
 
 /* One backend under test; the state every test receives. */
@@ -665,6 +666,10 @@ struct tthread {
 	const struct tctx *c;
 	pthread_barrier_t *bar;
 	int migrate_only;
+	enum store_business business; /* OFF: all accept one MessageId; else
+	                               * each its own, with one business key */
+	char id[64];
+	char dup_of[64];
 	char receipt[64];
 	int rc;
 	enum store_outcome outcome;
@@ -689,8 +694,16 @@ tthread_run(void *arg)
 	if (th->rc == 0 && th->migrate_only)
 		th->rc = store_migrate(s, &err);
 	else if (th->rc == 0) {
-		tmsg_init(&t, "race-1@as4gw.test", 0x99, th->receipt);
+		tmsg_init(&t, th->business != STORE_BUSINESS_OFF ? th->id :
+		    "race-1@as4gw.test", 0x99, th->receipt);
+		if (th->business != STORE_BUSINESS_OFF) {
+			t.m.business_key = TBIZKEY;
+			t.m.business_mode = th->business;
+		}
 		th->rc = store_accept(s, &t.m, a, &r, &err);
+		if (th->rc == 0 && r.business_duplicate_of != NULL)
+			(void)snprintf(th->dup_of, sizeof(th->dup_of), "%s",
+			    r.business_duplicate_of);
 	}
 	if (th->rc == 0 && !th->migrate_only) {
 		th->outcome = r.outcome;
@@ -706,7 +719,8 @@ tthread_run(void *arg)
 
 /* Start n threads on one barrier, join them; every one must succeed. */
 static void
-trun_threads(const struct tctx *c, struct tthread *th, int n, int migrate_only)
+trun_threads_biz(const struct tctx *c, struct tthread *th, int n,
+    int migrate_only, enum store_business business)
 {
 	pthread_t tid[N_THREADS];
 	pthread_barrier_t bar;
@@ -719,6 +733,9 @@ trun_threads(const struct tctx *c, struct tthread *th, int n, int migrate_only)
 		th[i].c = c;
 		th[i].bar = &bar;
 		th[i].migrate_only = migrate_only;
+		th[i].business = business;
+		(void)snprintf(th[i].id, sizeof(th[i].id), "biz-%02d@as4gw.test",
+		    i);
 		(void)snprintf(th[i].receipt, sizeof(th[i].receipt),
 		    "receipt-from-thread-%02d", i);
 		assert_int_equal(pthread_create(&tid[i], NULL, tthread_run,
@@ -730,6 +747,13 @@ trun_threads(const struct tctx *c, struct tthread *th, int n, int migrate_only)
 	for (i = 0; i < n; i++)
 		if (th[i].rc != 0)
 			fail_msg("thread %d: %s", i, th[i].msg);
+}
+
+/* trun_threads_biz() of one MessageId (no business key). */
+static void
+trun_threads(const struct tctx *c, struct tthread *th, int n, int migrate_only)
+{
+	trun_threads_biz(c, th, n, migrate_only, STORE_BUSINESS_OFF);
 }
 
 /* 16 connections accept one message at once: one NEW, one receipt. */
@@ -1983,7 +2007,7 @@ tpg_ok(PGconn *conn, const char *sql)
 	id "', '" from "', 'to', 'svc', 'act', 'conv', NULL, NULL, NULL," \
 	" decode(repeat('" hash "', 32), 'hex'), decode(repeat('" hash "'," \
 	" 32), 'hex'), decode(repeat('" hash "', 64), 'hex'), " receipt "," \
-	" 1767323045678, '2026-01', " parts ")"
+	" 1767323045678, '2026-01', " parts ", NULL, NULL)"
 #define TPG_CALL(id, hash, receipt, parts) \
 	TPG_CALLP(id, "from", hash, receipt, parts)
 #define TPG_PARTS3 "ARRAY[0, 1, 5], ARRAY['c0', NULL, 'c5']," \
@@ -2260,6 +2284,152 @@ t_find_history(void **state)
 	arena_free(a);
 }
 
+/*
+ * Issue 12 item 4: 16 connections accept 16 MessageIds carrying one
+ * business key at once under refuse: exactly one stored, every other
+ * refused naming it, nothing of theirs stored.
+ */
+static void
+t_business_race_refuse(void **state)
+{
+	struct tctx *c = *state;
+	struct tthread th[N_THREADS];
+	int i, n_new = 0, winner = -1;
+
+	NEED(c);
+	store_close(topen(c));
+	trun_threads_biz(c, th, N_THREADS, 0, STORE_BUSINESS_REFUSE);
+	for (i = 0; i < N_THREADS; i++)
+		if (th[i].outcome == STORE_NEW) {
+			n_new++;
+			winner = i;
+			assert_string_equal(th[i].dup_of, "");
+		}
+	assert_int_equal(n_new, 1);
+	for (i = 0; i < N_THREADS; i++)
+		if (i != winner) {
+			assert_int_equal(th[i].outcome, STORE_BUSINESS_DUP);
+			assert_string_equal(th[i].dup_of, th[winner].id);
+		}
+	tcount(c, "SELECT count(*) FROM inbox", 1);
+	tcount(c, "SELECT count(*) FROM payload", 2);
+	tcount(c, "SELECT count(*) FROM delivery", 1);
+	tcount(c, "SELECT count(*) FROM inbox WHERE business_key = '"
+	    TBIZKEY "' AND business_duplicate_of IS NULL", 1);
+}
+
+/* The same race under flag: all 16 stored, one holder, 15 marked with it. */
+static void
+t_business_race_flag(void **state)
+{
+	struct tctx *c = *state;
+	struct tthread th[N_THREADS];
+	int i, holder = -1;
+
+	NEED(c);
+	store_close(topen(c));
+	trun_threads_biz(c, th, N_THREADS, 0, STORE_BUSINESS_FLAG);
+	for (i = 0; i < N_THREADS; i++) {
+		if (th[i].outcome != STORE_NEW)
+			fail_msg("thread %d: outcome %d (%s)", i,
+			    (int)th[i].outcome, th[i].msg);
+		if (th[i].dup_of[0] == '\0') {
+			assert_int_equal(holder, -1);
+			holder = i;
+		}
+	}
+	assert_true(holder >= 0);
+	for (i = 0; i < N_THREADS; i++)
+		if (i != holder)
+			assert_string_equal(th[i].dup_of, th[holder].id);
+	tcount(c, "SELECT count(*) FROM inbox", N_THREADS);
+	tcount(c, "SELECT count(*) FROM delivery", N_THREADS);
+	tcount(c, "SELECT count(*) FROM inbox WHERE business_duplicate_of"
+	    " IS NULL", 1);
+	tcountf(c, N_THREADS - 1, "SELECT count(*) FROM inbox WHERE"
+	    " business_duplicate_of = '%s'", th[holder].id);
+}
+
+/* Accept t with business key key (NULL: none) under mode: the outcome's
+ * business_duplicate_of ("" for NULL) must be want_of. */
+static void
+tbiz(struct store *s, struct arena *a, struct tmsg *t, const char *key,
+    enum store_business mode, enum store_outcome want, const char *want_of)
+{
+	struct store_result r;
+
+	t->m.business_key = key;
+	t->m.business_mode = mode;
+	r = taccept(s, a, t, want);
+	assert_string_equal(r.business_duplicate_of != NULL ?
+	    r.business_duplicate_of : "", want_of);
+}
+
+/*
+ * One party's business key across MessageIds (store.h "store_accept"):
+ * refused, flagged, a retry of the same MessageId always the plain
+ * duplicate, another party's key its own, a probe never refused; find and
+ * claim carry key and mark; a purged holder frees the key.
+ */
+static void
+t_business_key(void **state)
+{
+	struct tctx *c = *state;
+	struct arena *a = arena_new(0);
+	struct store_found *f = NULL;
+	struct store_delivery d;
+	struct err err = { 0 };
+	struct store *s;
+	struct tmsg t;
+
+	NEED(c);
+	assert_non_null(a);
+	s = topen(c);
+	tmsg_init(&t, "b-1", 0x01, "receipt-1");
+	tbiz(s, a, &t, TBIZKEY, STORE_BUSINESS_REFUSE, STORE_NEW, "");
+	tmsg_init(&t, "b-2", 0x02, "receipt-2");
+	tbiz(s, a, &t, TBIZKEY, STORE_BUSINESS_REFUSE, STORE_BUSINESS_DUP,
+	    "b-1");
+	tcount(c, "SELECT count(*) FROM inbox", 1);
+	tcount(c, "SELECT count(*) FROM payload", 2);
+	tmsg_init(&t, "b-1", 0x01, "receipt-x");
+	tbiz(s, a, &t, TBIZKEY, STORE_BUSINESS_REFUSE, STORE_DUPLICATE, "");
+	tmsg_init(&t, "b-2", 0x02, "receipt-2");
+	t.m.received_at_ms = RECEIVED_MS + 1;   /* claimed after b-1 */
+	tbiz(s, a, &t, TBIZKEY, STORE_BUSINESS_FLAG, STORE_NEW, "b-1");
+	tbiz(s, a, &t, TBIZKEY, STORE_BUSINESS_FLAG, STORE_DUPLICATE, "");
+	tbiz(s, a, &t, TBIZKEY, STORE_BUSINESS_REFUSE, STORE_DUPLICATE, "");
+	t.m.receipt = NULL;     /* a probe of a new id is never refused */
+	t.m.message_id = "b-6";
+	tbiz(s, a, &t, TBIZKEY, STORE_BUSINESS_REFUSE, STORE_ABSENT, "");
+	tmsg_init(&t, "b-3", 0x03, "receipt-3");
+	t.m.received_at_ms = RECEIVED_MS + 2;
+	t.m.from_party = "another-party";
+	tbiz(s, a, &t, TBIZKEY, STORE_BUSINESS_REFUSE, STORE_NEW, "");
+	tmsg_init(&t, "b-4", 0x04, "receipt-4");
+	t.m.received_at_ms = RECEIVED_MS + 3;
+	tbiz(s, a, &t, NULL, STORE_BUSINESS_OFF, STORE_NEW, "");
+	tcount(c, "SELECT count(*) FROM inbox", 4);
+	assert_int_equal(store_find(s, "b-2", NULL, a, &f, &err), 1);
+	assert_string_equal(f->business_key, TBIZKEY);
+	assert_string_equal(f->business_duplicate_of, "b-1");
+	assert_int_equal(store_find(s, "b-4", NULL, a, &f, &err), 1);
+	assert_null(f->business_key);
+	assert_null(f->business_duplicate_of);
+	assert_int_equal(store_claim(s, T0 + 1000, 1000, a, &d, &err), 1);
+	assert_string_equal(d.message_id, "b-1");
+	assert_string_equal(d.business_key, TBIZKEY);
+	assert_null(d.business_duplicate_of);
+	assert_int_equal(store_claim(s, T0 + 1000, 1000, a, &d, &err), 1);
+	assert_string_equal(d.business_duplicate_of, "b-1");
+	/* the holder purged: the key is free again (b-2 was never one) */
+	tq_exec(c, "DELETE FROM inbox WHERE message_id = 'b-1'");
+	tmsg_init(&t, "b-5", 0x05, "receipt-5");
+	tbiz(s, a, &t, TBIZKEY, STORE_BUSINESS_REFUSE, STORE_NEW, "");
+	store_close(s);
+	arena_free(a);
+}
+
 #define BT(f, ctx) cmocka_unit_test_prestate_setup_teardown(f, setup, \
 	teardown, ctx)
 #define BACKEND_TESTS(ctx) \
@@ -2278,7 +2448,9 @@ t_find_history(void **state)
 	BT(t_probe, ctx), BT(t_accept_part_shapes, ctx), \
 	BT(t_accept_no_parts, ctx), BT(t_accept_streamed, ctx), \
 	BT(t_accept_then_use, ctx), BT(t_migrate_old_rows, ctx), \
-	BT(t_find_history, ctx)
+	BT(t_find_history, ctx), BT(t_business_key, ctx), \
+	BT(t_business_race_refuse, ctx), BT(t_business_race_flag, ctx), \
+	BT(t_migrate_business_rows, ctx)
 
 /* ---- migration of a database of the previous version (bb574aa) ---- */
 
@@ -2408,6 +2580,61 @@ t_migrate_old_rows(void **state)
 	tcount(c, "SELECT count(*) FROM payload", 2);
 	tcount(c, "SELECT count(*) FROM delivery"
 	    " WHERE message_id = 'old-1'", 0);
+	store_close(s);
+	arena_free(a);
+}
+
+/*
+ * A database of the previous version (migrations up to sqlite 004 /
+ * postgresql 005, rows written before the party key and carried through
+ * it) takes the business-key migration: rows kept without a key, their
+ * retries still duplicates whatever key they now carry, new keys checked.
+ */
+static void
+t_migrate_business_rows(void **state)
+{
+	struct tctx *c = *state;
+	struct arena *a = arena_new(0);
+	struct store_found *f = NULL;
+	struct err err = { 0 };
+	struct store *s;
+	struct tmsg t;
+
+	NEED(c);
+	assert_non_null(a);
+	tq_exec(c, c->pg ? "CREATE TABLE schema_migrations (name text NOT NULL"
+	    " PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())" :
+	    "CREATE TABLE schema_migrations (name text NOT NULL PRIMARY KEY,"
+	    " applied_at integer NOT NULL)");
+	told_migration(c, "001_inbox.sql");
+	told_migration(c, "002_delivery.sql");
+	if (c->pg)
+		told_migration(c, "003_accept.sql");
+	told_rows(c);
+	told_migration(c, c->pg ? "004_party_key.sql" : "003_party_key.sql");
+	told_migration(c, c->pg ? "005_delivery_error.sql" :
+	    "004_delivery_error.sql");
+	s = topen(c);   /* migrates: the business key only */
+	assert_int_equal(s->migrated, 1);
+	tcount(c, "SELECT count(*) FROM schema_migrations", N_MIGRATIONS(c));
+	tcount(c, "SELECT count(*) FROM inbox WHERE business_key IS NULL"
+	    " AND business_duplicate_of IS NULL", 2);
+	tcount(c, "SELECT count(*) FROM payload", 2);
+	assert_int_equal(store_find(s, "old-1", "A", a, &f, &err), 1);
+	assert_null(f->business_key);
+	/* old-1's retry, now with a key under refuse: a duplicate */
+	tmsg_init(&t, "old-1", 0x99, "new-receipt");
+	t.m.from_party = "A";
+	memset(t.m.content_hash_v1, c->pg ? 0x11 : 0, STORE_HASH_LEN);
+	tbiz(s, a, &t, TBIZKEY, STORE_BUSINESS_REFUSE, STORE_DUPLICATE, "");
+	tmsg_init(&t, "new-1", 0x01, "receipt-1");
+	t.m.from_party = "A";
+	tbiz(s, a, &t, TBIZKEY, STORE_BUSINESS_REFUSE, STORE_NEW, "");
+	tmsg_init(&t, "new-2", 0x02, "receipt-2");
+	t.m.from_party = "A";
+	tbiz(s, a, &t, TBIZKEY, STORE_BUSINESS_REFUSE, STORE_BUSINESS_DUP,
+	    "new-1");
+	tcount(c, "SELECT count(*) FROM inbox", 3);
 	store_close(s);
 	arena_free(a);
 }

@@ -1,0 +1,96 @@
+/*
+ * payload_bizkey — the business key of a message (payload.h
+ * "payload_business_key"): which business document it carries, read from
+ * its payloads by the one reader of each grammar (edifact.h).
+ */
+#include "payload.h"
+
+#include <string.h>
+
+#include "../edifact/edifact.h"
+#include "../util/buf.h"
+
+/* Append v percent-encoded (payload.h): printable, no ':' '/' '%'. */
+static int
+payload_bizkey_put(struct buf *b, const char *v)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p;
+	int fail = 0;
+
+	for (p = (const unsigned char *)v; *p != '\0' && fail == 0; p++) {
+		if (*p > 0x20 && *p < 0x7f && *p != '%' && *p != ':' &&
+		    *p != '/') {
+			fail = buf_append(b, p, 1);
+			continue;
+		}
+		fail = buf_printf(b, "%%%c%c", hex[*p >> 4], hex[*p & 0xf]);
+	}
+	return fail;
+}
+
+/* "edifact:" key of an interchange header into b. */
+static int
+payload_bizkey_edifact(struct buf *b, const struct edifact_unb *u)
+{
+	int fail = buf_puts(b, "edifact:");
+
+	fail |= payload_bizkey_put(b, u->sender);
+	fail |= buf_puts(b, ":");
+	fail |= payload_bizkey_put(b, u->sender_qual);
+	fail |= buf_puts(b, "/");
+	fail |= payload_bizkey_put(b, u->recipient);
+	fail |= buf_puts(b, ":");
+	fail |= payload_bizkey_put(b, u->recipient_qual);
+	fail |= buf_puts(b, "/");
+	fail |= payload_bizkey_put(b, u->reference);
+	return fail != 0 ? -1 : 0;
+}
+
+/*
+ * One payload: 1 its key appended to b, 0 it carries none (*why set when
+ * it looked like an interchange but is malformed), -1 out of memory.
+ */
+static int
+payload_bizkey_part(struct arena *a, const struct ebms_part *p, struct buf *b,
+    const char **why)
+{
+	struct edifact_unb u;
+	struct err err;
+	int r;
+
+	err_clear(&err);
+	r = edifact_unb_parse(p->data, p->len, &u, &err);
+	if (r == -1) {
+		*why = arena_strdup(a, err.msg);
+		return *why != NULL ? 0 : -1;
+	}
+	if (r == 0)
+		return 0;
+	return payload_bizkey_edifact(b, &u) == 0 ? 1 : -1;
+}
+
+int
+payload_business_key(struct arena *a, const struct ebms_user_message *um,
+    const char **ret, const char **ret_why)
+{
+	struct buf b = { 0 };
+	const char *why = NULL;
+	size_t i;
+	int r = 0;
+
+	*ret = NULL;
+	*ret_why = NULL;
+	for (i = 0; i < um->n_parts && r == 0 && why == NULL; i++)
+		r = payload_bizkey_part(a, &um->parts[i], &b, &why);
+	if (r == 1 && b.len > PAYLOAD_BUSINESS_KEY_MAX) {
+		why = "business key longer than 1024 bytes";
+		r = 0;
+	}
+	if (r == 1 && (*ret = arena_strndup(a, b.data, b.len)) == NULL)
+		r = -1;
+	if (r == 0)
+		*ret_why = why;
+	buf_free(&b);
+	return r;
+}
