@@ -113,6 +113,17 @@ fail:
 	return -1;
 }
 
+/* An SBDH payload read for its business key (issue 12 item 4) is parsed
+ * under the limits of an XML attachment (issue 10 item 3). */
+static void
+gateway_business_limits(const struct conf *c, struct sbdh_limits *lim)
+{
+	sbdh_limits_default(lim);
+	lim->xml.max_depth = c->limits.max_xml_depth;
+	lim->xml.max_nodes = c->limits.max_attachment_xml_nodes;
+	lim->xml.max_attributes = c->limits.max_xml_attributes;
+}
+
 int
 gateway_new(const struct conf *conf, struct gateway **ret, struct err *err)
 {
@@ -131,6 +142,7 @@ gateway_new_revoc(const struct conf *conf, struct trust_revoc *revoc,
 	gw->conf = conf;
 	gw->revoc = revoc;
 	payload_limits_default(&gw->payload_limits);
+	gateway_business_limits(conf, &gw->business_sbdh);
 	gw->legs = calloc(conf->n_legs > 0 ? conf->n_legs : 1, sizeof(*gw->legs));
 	if (gw->legs == NULL) {
 		free(gw);
@@ -507,8 +519,8 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 		goto out;
 	}
 	if (inbox_prepare(a, um, leg, req->peer, &m, &ans->err) == -1 ||
-	    inbox_business(a, um, leg, &m, &ans->business_note,
-	    &ans->err) == -1 ||
+	    inbox_business(a, um, leg, &gw->business_sbdh, &m,
+	    &ans->business_note, &ans->err) == -1 ||
 	    (r = gateway_probe(gw, s, a, &m, &res, &ans->err)) == -1)
 		goto fail;
 	ans->business_key = m.business_key;

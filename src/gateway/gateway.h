@@ -11,6 +11,7 @@
 #include "../conf/conf.h"
 #include "../ebms/ebms.h"
 #include "../payload/payload.h"
+#include "../sbdh/sbdh.h"
 #include "../store/store.h"
 #include "../util/arena.h"
 #include "../util/buf.h"
@@ -36,6 +37,8 @@ struct gateway {
 	struct wss_keyring *decrypt; /* default decryption pairs (conf.decrypt) */
 	struct gateway_leg *legs;    /* parallel to conf->legs */
 	struct payload_limits payload_limits;
+	struct sbdh_limits business_sbdh; /* an SBDH read for its business
+	                              * key: the XML payload limits */
 	struct inbox_recent *recent; /* MessageIds answered lately (a hint) */
 	struct gateway_replay *replay; /* verified requests (gateway_replay.c) */
 	struct trust_revoc *revoc;   /* the server's revocation engine

@@ -89,6 +89,12 @@ const char *payload_field_diff(const unsigned char *stored, size_t stored_len,
  *    (ISO 9735 UNB 0004, 0007, 0010, 0007, 0020; the syntax identifier,
  *    date and time are not part of it: a re-sent interchange keeps its
  *    reference);
+ *  - a Standard Business Document (sbdh.h; tried when the SBDH namespace
+ *    name occurs within its first PAYLOAD_SBDH_SNIFF_BYTES, a hint that
+ *    spares parsing other XML; sbdh_parse() under lim, NULL: its
+ *    defaults, decides):
+ *      "sbdh:" Sender/Identifier/@Authority ":" Sender/Identifier "/"
+ *      DocumentIdentification/InstanceIdentifier;
  * each value percent-encoded (RFC 3986 style, upper-case hex) for every
  * byte outside 0x21..0x7e and for '%', ':' and '/', so the key is one
  * printable line with no ambiguity between fields.  1 a key (*ret, arena,
@@ -98,8 +104,10 @@ const char *payload_field_diff(const unsigned char *stored, size_t stored_len,
  * of request memory.
  */
 #define PAYLOAD_BUSINESS_KEY_MAX 1024
+#define PAYLOAD_SBDH_SNIFF_BYTES 65536
+struct sbdh_limits;
 int payload_business_key(struct arena *a, const struct ebms_user_message *um,
-    const char **ret, const char **ret_why);
+    const struct sbdh_limits *lim, const char **ret, const char **ret_why);
 
 /*
  * Caps on decompression (NEGATIVE-CASES 53: a gzip bomb must stop early with

@@ -1,13 +1,14 @@
 /*
  * payload_bizkey — the business key of a message (payload.h
  * "payload_business_key"): which business document it carries, read from
- * its payloads by the one reader of each grammar (edifact.h).
+ * its payloads by the one reader of each grammar (edifact.h, sbdh.h).
  */
 #include "payload.h"
 
 #include <string.h>
 
 #include "../edifact/edifact.h"
+#include "../sbdh/sbdh.h"
 #include "../util/buf.h"
 
 /* Append v percent-encoded (payload.h): printable, no ':' '/' '%'. */
@@ -47,18 +48,75 @@ payload_bizkey_edifact(struct buf *b, const struct edifact_unb *u)
 	return fail != 0 ? -1 : 0;
 }
 
+/* "sbdh:" key of a Standard Business Document Header into b. */
+static int
+payload_bizkey_sbdh(struct buf *b, const struct sbdh *h)
+{
+	int fail = buf_puts(b, "sbdh:");
+
+	fail |= payload_bizkey_put(b, h->sender.scheme != NULL ?
+	    h->sender.scheme : "");
+	fail |= buf_puts(b, ":");
+	fail |= payload_bizkey_put(b, h->sender.value);
+	fail |= buf_puts(b, "/");
+	fail |= payload_bizkey_put(b, h->instance_id);
+	return fail != 0 ? -1 : 0;
+}
+
 /*
- * One payload: 1 its key appended to b, 0 it carries none (*why set when
- * it looked like an interchange but is malformed), -1 out of memory.
+ * Whether p may be a Standard Business Document (payload.h): its SBDH
+ * namespace name within the first PAYLOAD_SBDH_SNIFF_BYTES.  Only a hint
+ * that saves parsing other XML; sbdh_parse() decides.
  */
 static int
-payload_bizkey_part(struct arena *a, const struct ebms_part *p, struct buf *b,
-    const char **why)
+payload_bizkey_sbdh_like(const struct ebms_part *p)
+{
+	size_t n = p->len < PAYLOAD_SBDH_SNIFF_BYTES ? p->len :
+	    PAYLOAD_SBDH_SNIFF_BYTES;
+
+	return p->data != NULL && memmem(p->data, n, NS_SBDH,
+	    sizeof(NS_SBDH) - 1) != NULL;
+}
+
+/* An SBDH payload: 1 its key appended to b, 0 none (*why), -1 no memory. */
+static int
+payload_bizkey_sbdh_part(struct arena *a, const struct ebms_part *p,
+    const struct sbdh_limits *lim, struct buf *b, const char **why)
+{
+	struct sbdh_limits def;
+	struct sbdh h;
+	struct err err;
+
+	err_clear(&err);
+	if (lim == NULL) {
+		sbdh_limits_default(&def);
+		lim = &def;
+	}
+	if (sbdh_parse(a, p->data, p->len, lim, &h, &err) == -1) {
+		if (err.kind == ERR_INTERNAL)   /* out of request memory */
+			return -1;
+		*why = arena_sprintf(a, "%s%s%s", err.msg,
+		    err.detail[0] != '\0' ? ": " : "", err.detail);
+		return *why != NULL ? 0 : -1;
+	}
+	return payload_bizkey_sbdh(b, &h) == 0 ? 1 : -1;
+}
+
+/*
+ * One payload: 1 its key appended to b, 0 it carries none (*why set when
+ * it looked like an interchange or an SBDH but is malformed), -1 out of
+ * memory.
+ */
+static int
+payload_bizkey_part(struct arena *a, const struct ebms_part *p,
+    const struct sbdh_limits *lim, struct buf *b, const char **why)
 {
 	struct edifact_unb u;
 	struct err err;
 	int r;
 
+	if (payload_bizkey_sbdh_like(p))
+		return payload_bizkey_sbdh_part(a, p, lim, b, why);
 	err_clear(&err);
 	r = edifact_unb_parse(p->data, p->len, &u, &err);
 	if (r == -1) {
@@ -72,7 +130,7 @@ payload_bizkey_part(struct arena *a, const struct ebms_part *p, struct buf *b,
 
 int
 payload_business_key(struct arena *a, const struct ebms_user_message *um,
-    const char **ret, const char **ret_why)
+    const struct sbdh_limits *lim, const char **ret, const char **ret_why)
 {
 	struct buf b = { 0 };
 	const char *why = NULL;
@@ -82,7 +140,7 @@ payload_business_key(struct arena *a, const struct ebms_user_message *um,
 	*ret = NULL;
 	*ret_why = NULL;
 	for (i = 0; i < um->n_parts && r == 0 && why == NULL; i++)
-		r = payload_bizkey_part(a, &um->parts[i], &b, &why);
+		r = payload_bizkey_part(a, &um->parts[i], lim, &b, &why);
 	if (r == 1 && b.len > PAYLOAD_BUSINESS_KEY_MAX) {
 		why = "business key longer than 1024 bytes";
 		r = 0;

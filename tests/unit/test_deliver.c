@@ -361,6 +361,8 @@ texpected_json(const char *id_json, int attempts)
 	    "  \"agreement_ref\": null,\n"
 	    "  \"pmode\": \"leg-1\",\n"
 	    "  \"received_at\": \"" RECEIVED_ISO "\",\n"
+	    "  \"business_key\": null,\n"
+	    "  \"duplicate_of\": null,\n"
 	    "  \"parts\": [\n"
 	    "    {\"part_no\": 0, \"content_id\": \"part1@as4gw.test\", "
 	    "\"mime_type\": \"application/xml\", \"properties\": "
