@@ -1,7 +1,8 @@
 /*
  * store_pg_int — what store_pg.c (connection, migrations, accept) shares
- * with store_pg_queue.c (claim, finish, purge, stats, wait, notify).  Not for
- * callers of the store.
+ * with store_pg_queue.c (claim, finish, purge, stats, wait, notify) and
+ * store_pg_answer.c (as4gw_accept()'s answer).  Not for callers of the
+ * store.
  */
 #ifndef AS4GW_STORE_PG_INT_H
 #define AS4GW_STORE_PG_INT_H
@@ -105,6 +106,19 @@ int store_pg_str(struct buf *b, const char *s);
  */
 int store_pg_copy_parts(struct store_pg *s, const struct store_message *m,
     struct err *err);
+
+/* An n-byte network-order integer of a binary result column. */
+uint64_t store_pg_get(const char *p, int n);
+
+/*
+ * as4gw_accept()'s answer (binary: int4 outcome, bytea receipt, int8
+ * duplicates, bytea field_hashes, text business_duplicate_of) into ret,
+ * copies in a (store_pg_answer.c).  0, or -1: ERR_STORE for an answer
+ * that cannot be (absent after a full call: the conflicting row was purged
+ * meanwhile, the partner retries), ERR_INTERNAL when a is exhausted.
+ */
+int store_pg_outcome(const PGresult *res, const struct store_message *m,
+    struct arena *a, struct store_result *ret, struct err *err);
 
 /* The ops of store_pg_queue.c (see store.h for each). */
 int store_pg_queue_claim(struct store *base, int64_t now_ms,

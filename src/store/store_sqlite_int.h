@@ -1,8 +1,8 @@
 /*
- * store_sqlite_int — what store_sqlite.c (connection, migrations, one
- * accept's SQL) shares with store_sqlite_queue.c (claim, finish, purge,
- * stats, wait) and store_sqlite_writer.c (the process's writer queue and
- * group commit).  Not for callers of the store.
+ * store_sqlite_int — what store_sqlite.c (connection, one accept's SQL)
+ * shares with store_sqlite_queue.c (claim, finish, purge, stats, wait),
+ * store_sqlite_writer.c (the process's writer queue and group commit) and
+ * store_sqlite_migrate.c (migrations).  Not for callers of the store.
  */
 #ifndef AS4GW_STORE_SQLITE_INT_H
 #define AS4GW_STORE_SQLITE_INT_H
@@ -94,6 +94,14 @@ int store_sqlite_connect(const char *path, struct store_sqlite **ret,
 /* Finalize its statements, close and free a connection; accepts NULL.
  * Leaves s->w alone. */
 void store_sqlite_disconnect(struct store_sqlite *s);
+
+/* Run SQL text without results (pragmas, DDL, transaction control);
+ * failure is ERR_STORE "could not <what>". */
+int store_sqlite_exec(struct store_sqlite *s, const char *sql,
+    const char *what, struct err *err);
+
+/* The migrate op (store_sqlite_migrate.c; store.h "store_migrate"). */
+int store_sqlite_migrate(struct store *base, struct err *err);
 
 /* Prepare accept's statements once per connection; fails if not migrated. */
 int store_sqlite_prepare(struct store_sqlite *s, struct err *err);
