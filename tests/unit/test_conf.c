@@ -152,6 +152,8 @@ static const struct conf_bad_case conf_bad_cases[] = {
 	{ FIX "purge-batch.xml", "Element 'batch': '0' is not a valid value", 9 },
 	{ FIX "purge-mode.xml", "Element 'undelivered': [facet 'enumeration'] "
 	    "The value 'delete'", 9 },
+	{ FIX "business-bad.xml", "Element 'businessDuplicates': [facet "
+	    "'enumeration'] The value 'delete'", 17 },
 };
 
 /* Each fixture is refused with ERR_CONF, a message naming the problem and
@@ -699,6 +701,26 @@ test_conf_cidr_parse(void **state)
 	assert_int_equal(c.addr[1], 0x80);
 }
 
+/* <businessDuplicates> (issue 12 item 4): flag by default, each word. */
+static void
+test_conf_business(void **state)
+{
+	static const enum conf_business want[] = { CONF_BUSINESS_FLAG,
+	    CONF_BUSINESS_FLAG, CONF_BUSINESS_REFUSE, CONF_BUSINESS_OFF };
+	struct conf *c = NULL;
+	struct err err;
+	size_t i;
+
+	(void)state;
+	err_clear(&err);
+	if (conf_load(FIX "business.xml", &c, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->n_legs, 4);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(c->legs[i].business_duplicates, want[i]);
+	conf_free(c);
+}
+
 /* Small helpers: NULL accepted, policy names, defaults. */
 static void
 test_conf_misc(void **state)
@@ -738,6 +760,7 @@ main(void)
 		cmocka_unit_test(test_conf_misc),
 		cmocka_unit_test(test_conf_ops),
 		cmocka_unit_test(test_conf_cidr_parse),
+		cmocka_unit_test(test_conf_business),
 	};
 
 	if (chdir(AS4GW_SOURCE_DIR) != 0) {

@@ -1040,6 +1040,74 @@ test_hash2(void **state)
 	arena_free(a);
 }
 
+/* ---- business keys (issue 12 item 4; payload.h) ----------------------- */
+
+/* The business key of a message with these payloads (NULL data: no
+ * part); *why gets the reason when there is none. */
+static const char *
+tbizkey(struct arena *a, const char *p0, const char *p1, const char **why)
+{
+	struct fixture f;
+	const char *key = NULL;
+
+	fixture_init(&f);
+	f.parts[0].data = (const unsigned char *)p0;
+	f.parts[0].len = strlen(p0);
+	f.parts[1].data = (const unsigned char *)(p1 != NULL ? p1 : "");
+	f.parts[1].len = p1 != NULL ? strlen(p1) : 0;
+	f.um.n_parts = p1 != NULL ? 2 : 1;
+	assert_int_not_equal(payload_business_key(a, &f.um, NULL, &key, why),
+	    -1);
+	return key;
+}
+
+/* EDIFACT: fields percent-encoded, the syntax, date and time left out;
+ * the first payload with a key decides; SBDH; none; malformed. */
+static void
+test_business_key(void **state)
+{
+	static const char sbdh[] = "<StandardBusinessDocument xmlns=\""
+	    "http://www.unece.org/cefact/namespaces/StandardBusinessDocumentHeader"
+	    "\"><StandardBusinessDocumentHeader><HeaderVersion>1.0</HeaderVersion>"
+	    "<Sender><Identifier Authority=\"iso6523-actorid-upis\">0088:1"
+	    "</Identifier></Sender><Receiver><Identifier>0088:2</Identifier>"
+	    "</Receiver><DocumentIdentification><Standard>s</Standard>"
+	    "<TypeVersion>2.1</TypeVersion><InstanceIdentifier>a/b c"
+	    "</InstanceIdentifier><Type>Invoice</Type><CreationDateAndTime>"
+	    "2026-01-01T00:00:00Z</CreationDateAndTime></DocumentIdentification>"
+	    "</StandardBusinessDocumentHeader><Invoice/></StandardBusinessDocument>";
+	struct arena *a = arena_new(0);
+	const char *why = NULL;
+
+	(void)state;
+	assert_non_null(a);
+	assert_string_equal(tbizkey(a, "UNB+UNOA:3+S:14+R:ZZ+200101:1200+REF'",
+	    NULL, &why), "edifact:S:14/R:ZZ/REF");
+	/* another syntax, date, time, UNA: the same interchange */
+	assert_string_equal(tbizkey(a, "UNA|*.\\ ~UNB*UNOY|4*S|14*R|ZZ*"
+	    "20260101|0000*REF~", NULL, &why), "edifact:S:14/R:ZZ/REF");
+	/* ':' '/' '%' and bytes outside printable ASCII are encoded */
+	assert_string_equal(tbizkey(a, "UNB+UNOY:4+A?:/%\xc3\xa9 +R+200101:1200"
+	    "+1'", NULL, &why), "edifact:A%3A%2F%25%C3%A9%20:/R:/1");
+	/* the first keyed payload decides */
+	assert_string_equal(tbizkey(a, "<a/>", "UNB+UNOA:3+S+R+200101:1200+"
+	    "X'", &why), "edifact:S:/R:/X");
+	assert_string_equal(tbizkey(a, sbdh, "UNB+UNOA:3+S+R+200101:1200+X'",
+	    &why), "sbdh:iso6523-actorid-upis:0088%3A1/a%2Fb%20c");
+	/* none */
+	assert_null(tbizkey(a, "<a/>", "plain", &why));
+	assert_null(why);
+	/* malformed: no key, the reason; later payloads not consulted */
+	assert_null(tbizkey(a, "UNB+UNOA:9+S+R+200101:1200+X'",
+	    "UNB+UNOA:3+S+R+200101:1200+X'", &why));
+	assert_non_null(why);
+	assert_non_null(strstr(why, "syntax version"));
+	assert_null(tbizkey(a, "<x xmlns=\"http://www.unece.org/cefact/"
+	    "namespaces/StandardBusinessDocumentHeader\"/>", NULL, &why));
+	assert_non_null(strstr(why, "not an SBDH"));
+	arena_free(a);
+}
+
 int
 main(void)
 {
@@ -1062,6 +1130,7 @@ main(void)
 		cmocka_unit_test(test_gzip_bomb),
 		cmocka_unit_test(test_gzip_corpus_pairs),
 		cmocka_unit_test(test_gzip_corpus_negatives),
+		cmocka_unit_test(test_business_key),
 	};
 
 	return cmocka_run_group_tests_name("payload", tests, NULL, NULL);
