@@ -8,6 +8,7 @@
 #include "../payload/payload.h"
 #include "../pmode/pmode.h"
 #include "../receipt/receipt.h"
+#include "../sbdh/sbdh.h"
 #include "../soap/soap.h"
 #include "../trust/trust.h"
 #include "../util/clock.h"
@@ -24,6 +25,7 @@ struct gateway_in {
 	const struct gateway_request *req;
 	int keyed;
 	unsigned char key[GATEWAY_REPLAY_KEY_LEN];
+	const struct sbdh *sbdh;     /* a Peppol leg's header, or NULL */
 };
 
 _Static_assert(CONF_DECRYPT_MAX == WSS_KEYRING_MAX,
@@ -113,17 +115,6 @@ fail:
 	return -1;
 }
 
-/* An SBDH payload read for its business key (issue 12 item 4) is parsed
- * under the limits of an XML attachment (issue 10 item 3). */
-static void
-gateway_business_limits(const struct conf *c, struct sbdh_limits *lim)
-{
-	sbdh_limits_default(lim);
-	lim->xml.max_depth = c->limits.max_xml_depth;
-	lim->xml.max_nodes = c->limits.max_attachment_xml_nodes;
-	lim->xml.max_attributes = c->limits.max_xml_attributes;
-}
-
 int
 gateway_new(const struct conf *conf, struct gateway **ret, struct err *err)
 {
@@ -142,7 +133,6 @@ gateway_new_revoc(const struct conf *conf, struct trust_revoc *revoc,
 	gw->conf = conf;
 	gw->revoc = revoc;
 	payload_limits_default(&gw->payload_limits);
-	gateway_business_limits(conf, &gw->business_sbdh);
 	gw->legs = calloc(conf->n_legs > 0 ? conf->n_legs : 1, sizeof(*gw->legs));
 	if (gw->legs == NULL) {
 		free(gw);
@@ -483,12 +473,33 @@ gateway_probe(const struct gateway *gw, struct store *s, struct arena *a,
 }
 
 /*
+ * The business key of um (issue 12 item 4) into m: from the header a
+ * Peppol leg's checks read, else read here under the same limits.
+ */
+static int
+gateway_business(const struct gateway *gw, struct arena *a,
+    const struct gateway_in *in, const struct ebms_user_message *um,
+    const struct pmode_leg *leg, struct store_message *m,
+    struct gateway_answer *ans)
+{
+	struct payload_bizkey_ctx ctx;
+	struct sbdh_limits lim;
+
+	gateway_sbdh_limits(&gw->conf->limits, a, &lim);
+	ctx.sbdh_limits = &lim;
+	ctx.sbdh = in->sbdh;
+	return inbox_business(a, um, leg, &ctx, m, &ans->business_note,
+	    &ans->err);
+}
+
+/*
  * A business-level duplicate (issue 12 item 4) for the log and metrics: a
  * NEW row stored flagged, or one refused; nothing otherwise (a retry of
  * the same MessageId is a plain duplicate).
  */
 static void
-gateway_business(struct gateway_answer *ans, const struct store_result *res)
+gateway_business_note(struct gateway_answer *ans,
+    const struct store_result *res)
 {
 	if (res->outcome == STORE_BUSINESS_DUP) {
 		ans->outcome = "business-duplicate";
@@ -519,8 +530,7 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 		goto out;
 	}
 	if (inbox_prepare(a, um, leg, req->peer, &m, &ans->err) == -1 ||
-	    inbox_business(a, um, leg, &gw->business_sbdh, &m,
-	    &ans->business_note, &ans->err) == -1 ||
+	    gateway_business(gw, a, in, um, leg, &m, ans) == -1 ||
 	    (r = gateway_probe(gw, s, a, &m, &res, &ans->err)) == -1)
 		goto fail;
 	ans->business_key = m.business_key;
@@ -540,7 +550,7 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 	inbox_recent_note(gw->recent, m.from_party, m.message_id);
 	gateway_remember(gw, in, &m, leg, sec);
 	ans->outcome = res.outcome == STORE_NEW ? "new" : "duplicate";
-	gateway_business(ans, &res);
+	gateway_business_note(ans, &res);
 	ans->status = 200;
 	ans->content_type = GATEWAY_CT_SOAP;
 	if (buf_append(&ans->body, res.receipt, res.receipt_len) == -1) {
@@ -552,7 +562,7 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 fail:
 	if (res.outcome == STORE_DRIFT)
 		ans->outcome = "drift";
-	gateway_business(ans, &res);
+	gateway_business_note(ans, &res);
 out:
 	buf_free(&receipt);
 	return rc;
@@ -637,7 +647,8 @@ gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
 		ans->decrypt_retiring = sec.decrypted_retiring;
 		if (secured &&
 		    gateway_check_age(gw, um, leg, &sec, &ans->err) == 0 &&
-		    gateway_peppol_check(gw, a, um, leg, &ans->err) == 0 &&
+		    gateway_peppol_check(gw, a, um, leg, &in.sbdh,
+		    &ans->err) == 0 &&
 		    gateway_accept(gw, s, a, &in, um, leg, &sec, ans) == 0) {
 			/* accepted under prefer without a fresh status? */
 			ans->revocation_note = sec.revocation_note;

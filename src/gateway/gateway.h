@@ -11,7 +11,6 @@
 #include "../conf/conf.h"
 #include "../ebms/ebms.h"
 #include "../payload/payload.h"
-#include "../sbdh/sbdh.h"
 #include "../store/store.h"
 #include "../util/arena.h"
 #include "../util/buf.h"
@@ -37,8 +36,6 @@ struct gateway {
 	struct wss_keyring *decrypt; /* default decryption pairs (conf.decrypt) */
 	struct gateway_leg *legs;    /* parallel to conf->legs */
 	struct payload_limits payload_limits;
-	struct sbdh_limits business_sbdh; /* an SBDH read for its business
-	                              * key: the XML payload limits */
 	struct inbox_recent *recent; /* MessageIds answered lately (a hint) */
 	struct gateway_replay *replay; /* verified requests (gateway_replay.c) */
 	struct trust_revoc *revoc;   /* the server's revocation engine
@@ -109,10 +106,20 @@ int gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
  * originalSender/finalRecipient properties (with types), its document type
  * and process to eb:Action and eb:Service (with type), both served by the
  * leg.  0 ok (or not a Peppol leg), -1 ERR_EBMS EBMS:0004 (or ERR_INTERNAL).
+ * *ret_sbdh: the header read (arena), for the business key; NULL when the
+ * leg has no <peppol>.
  */
+struct sbdh;
 int gateway_peppol_check(const struct gateway *gw, struct arena *a,
     const struct ebms_user_message *um, const struct pmode_leg *leg,
-    struct err *err);
+    const struct sbdh **ret_sbdh, struct err *err);
+
+/* The limits of an SBDH read from a payload (gateway_peppol.c): an XML
+ * attachment's (maxXmlDepth, maxAttachmentXmlNodes, maxXmlAttributes),
+ * maxSbdhValueBytes, and what the request's arena has left. */
+struct sbdh_limits;
+void gateway_sbdh_limits(const struct conf_limits *lim, struct arena *a,
+    struct sbdh_limits *ret);
 
 /*
  * The replay cache of gateway_replay.c (for gateway.c and its tests): what

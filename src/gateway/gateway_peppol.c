@@ -158,9 +158,9 @@ gateway_peppol_served(const struct conf_peppol *p, const struct sbdh *s,
 }
 
 /* The SBDH limits from the gateway's (README "Configuration"): an XML
- * payload's, and what the request's arena has left. */
-static void
-gateway_peppol_limits(const struct conf_limits *lim, struct arena *a,
+ * payload's, and what the request's arena has left (gateway.h). */
+void
+gateway_sbdh_limits(const struct conf_limits *lim, struct arena *a,
     struct sbdh_limits *ret)
 {
 	sbdh_limits_default(ret);
@@ -174,11 +174,12 @@ gateway_peppol_limits(const struct conf_limits *lim, struct arena *a,
 int
 gateway_peppol_check(const struct gateway *gw, struct arena *a,
     const struct ebms_user_message *um, const struct pmode_leg *leg,
-    struct err *err)
+    const struct sbdh **ret_sbdh, struct err *err)
 {
 	struct sbdh_limits lim;
-	struct sbdh s;
+	struct sbdh s, *copy;
 
+	*ret_sbdh = NULL;
 	if (leg->peppol == NULL)
 		return 0;
 	/* Peppol AS4 profile 2.2.6: one payload, in its own MIME part */
@@ -187,7 +188,7 @@ gateway_peppol_check(const struct gateway *gw, struct arena *a,
 		return err_set(err, ERR_EBMS, SBDH_EBMS_CODE, "Peppol: exactly "
 		    "one payload, as an attachment, is required");
 	}
-	gateway_peppol_limits(&gw->conf->limits, a, &lim);
+	gateway_sbdh_limits(&gw->conf->limits, a, &lim);
 	if (sbdh_parse(a, um->parts[0].data, um->parts[0].len, &lim, &s,
 	    err) == -1 ||
 	    gateway_peppol_party(um, "originalSender", &s.sender, err) == -1 ||
@@ -195,5 +196,9 @@ gateway_peppol_check(const struct gateway *gw, struct arena *a,
 	    gateway_peppol_collab(um, &s, err) == -1 ||
 	    gateway_peppol_served(leg->peppol, &s, err) == -1)
 		return -1;
+	/* for the business key (issue 12 item 4): not parsed twice */
+	if ((copy = arena_memdup(a, &s, sizeof(s))) == NULL)
+		return err_set(err, ERR_INTERNAL, NULL, "out of request memory");
+	*ret_sbdh = copy;
 	return 0;
 }

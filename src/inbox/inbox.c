@@ -147,7 +147,7 @@ inbox_prepare(struct arena *a, const struct ebms_user_message *um,
 /* The business key of um and the leg's mode into m (see inbox.h). */
 int
 inbox_business(struct arena *a, const struct ebms_user_message *um,
-    const struct pmode_leg *leg, const struct sbdh_limits *lim,
+    const struct pmode_leg *leg, const struct payload_bizkey_ctx *ctx,
     struct store_message *m, const char **ret_why, struct err *err)
 {
 	const char *why = NULL;
@@ -158,7 +158,7 @@ inbox_business(struct arena *a, const struct ebms_user_message *um,
 		*ret_why = NULL;
 	if (leg->business_duplicates == CONF_BUSINESS_OFF)
 		return 0;
-	if (payload_business_key(a, um, lim, &m->business_key, &why) == -1)
+	if (payload_business_key(a, um, ctx, &m->business_key, &why) == -1)
 		return err_set(err, ERR_INTERNAL, NULL,
 		    "could not read the business key (out of request memory)");
 	if (m->business_key != NULL)

@@ -41,8 +41,9 @@ int inbox_submit(struct store *s, struct arena *a, struct store_message *m,
 
 /*
  * Business-level duplicates (issue 12 item 4): after inbox_prepare(), set
- * m's business key (payload.h; an SBDH parsed under lim, NULL: sbdh.h's
- * defaults) and mode from the leg's
+ * m's business key (payload.h "payload_business_key", with ctx: an SBDH
+ * parsed already, the limits of one to parse; NULL: none, the defaults)
+ * and mode from the leg's
  * <businessDuplicates> (off: none).  *ret_why (may be NULL) gets why a
  * payload that looked like a business document gave no key (for the log),
  * else NULL.  0, or -1 (ERR_INTERNAL) out of request memory.
@@ -51,9 +52,9 @@ int inbox_submit(struct store *s, struct arena *a, struct store_message *m,
  * its own for it), ret->outcome still STORE_BUSINESS_DUP, the holder's
  * MessageId in err's detail only.
  */
-struct sbdh_limits;
+struct payload_bizkey_ctx;
 int inbox_business(struct arena *a, const struct ebms_user_message *um,
-    const struct pmode_leg *leg, const struct sbdh_limits *lim,
+    const struct pmode_leg *leg, const struct payload_bizkey_ctx *ctx,
     struct store_message *m, const char **ret_why, struct err *err);
 
 /*

@@ -91,8 +91,10 @@ const char *payload_field_diff(const unsigned char *stored, size_t stored_len,
  *    reference);
  *  - a Standard Business Document (sbdh.h; tried when the SBDH namespace
  *    name occurs within its first PAYLOAD_SBDH_SNIFF_BYTES, a hint that
- *    spares parsing other XML; sbdh_parse() under lim, NULL: its
- *    defaults, decides):
+ *    spares parsing other XML; sbdh_parse() under ctx->sbdh_limits
+ *    decides; ctx->sbdh, when set, is the first payload's header, parsed
+ *    already: it is not parsed again; ctx NULL: no header parsed, the
+ *    defaults):
  *      "sbdh:" Sender/Identifier/@Authority ":" Sender/Identifier "/"
  *      DocumentIdentification/InstanceIdentifier;
  * each value percent-encoded (RFC 3986 style, upper-case hex) for every
@@ -105,9 +107,16 @@ const char *payload_field_diff(const unsigned char *stored, size_t stored_len,
  */
 #define PAYLOAD_BUSINESS_KEY_MAX 1024
 #define PAYLOAD_SBDH_SNIFF_BYTES 65536
+struct sbdh;
 struct sbdh_limits;
+struct payload_bizkey_ctx {
+	const struct sbdh_limits *sbdh_limits; /* NULL: sbdh.h's defaults */
+	const struct sbdh *sbdh;      /* parts[0] parsed already (a Peppol
+	                               * leg's checks), or NULL */
+};
 int payload_business_key(struct arena *a, const struct ebms_user_message *um,
-    const struct sbdh_limits *lim, const char **ret, const char **ret_why);
+    const struct payload_bizkey_ctx *ctx, const char **ret,
+    const char **ret_why);
 
 /*
  * Caps on decompression (NEGATIVE-CASES 53: a gzip bomb must stop early with

@@ -109,14 +109,15 @@ payload_bizkey_sbdh_part(struct arena *a, const struct ebms_part *p,
  */
 static int
 payload_bizkey_part(struct arena *a, const struct ebms_part *p,
-    const struct sbdh_limits *lim, struct buf *b, const char **why)
+    const struct payload_bizkey_ctx *ctx, struct buf *b, const char **why)
 {
 	struct edifact_unb u;
 	struct err err;
 	int r;
 
 	if (payload_bizkey_sbdh_like(p))
-		return payload_bizkey_sbdh_part(a, p, lim, b, why);
+		return payload_bizkey_sbdh_part(a, p, ctx != NULL ?
+		    ctx->sbdh_limits : NULL, b, why);
 	err_clear(&err);
 	r = edifact_unb_parse(p->data, p->len, &u, &err);
 	if (r == -1) {
@@ -130,7 +131,8 @@ payload_bizkey_part(struct arena *a, const struct ebms_part *p,
 
 int
 payload_business_key(struct arena *a, const struct ebms_user_message *um,
-    const struct sbdh_limits *lim, const char **ret, const char **ret_why)
+    const struct payload_bizkey_ctx *ctx, const char **ret,
+    const char **ret_why)
 {
 	struct buf b = { 0 };
 	const char *why = NULL;
@@ -139,8 +141,11 @@ payload_business_key(struct arena *a, const struct ebms_user_message *um,
 
 	*ret = NULL;
 	*ret_why = NULL;
+	/* a Peppol leg parsed the first (its only) payload's header */
+	if (ctx != NULL && ctx->sbdh != NULL && um->n_parts > 0)
+		r = payload_bizkey_sbdh(&b, ctx->sbdh) == 0 ? 1 : -1;
 	for (i = 0; i < um->n_parts && r == 0 && why == NULL; i++)
-		r = payload_bizkey_part(a, &um->parts[i], lim, &b, &why);
+		r = payload_bizkey_part(a, &um->parts[i], ctx, &b, &why);
 	if (r == 1 && b.len > PAYLOAD_BUSINESS_KEY_MAX) {
 		why = "business key longer than 1024 bytes";
 		r = 0;

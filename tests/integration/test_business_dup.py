@@ -296,3 +296,26 @@ def test_not_a_business_document(gw):
     assert push(gw, m5, broken, mtype='application/xml').is_receipt
     [ln] = request_lines(gw, m5)
     assert 'InstanceIdentifier' in ln['business_note'], ln
+
+
+def test_peppol_leg(gateway_factory):
+    """On a Peppol leg the key comes from the SBDH its checks read (parsed once):
+    the same Standard Business Document under a new MessageId is refused."""
+    import test_peppol as tp
+    legs = tp.leg('peppol-refuse', tp.INVOICE).replace(
+        '</peppol>', '</peppol><businessDuplicates>refuse</businessDuplicates>')
+    gw = gateway_factory(legs=legs).start()
+    doc = tp.sbd()
+    inst = doc.split(b'<InstanceIdentifier>')[1].split(b'<')[0].decode()
+    m1, m2 = new_id(), new_id()
+    a1 = tp.push(gw, m1, [doc])
+    assert a1.status == 200 and a1.is_receipt, a1
+    key = f'sbdh:{tp.PART_SCHEME}:{tp.C1.replace(":", "%3A")}/' + \
+        inst.replace(':', '%3A').replace('/', '%2F')
+    assert gw.store.query('SELECT business_key FROM inbox WHERE message_id = ?',
+                          m1) == [(key,)]
+    a2 = tp.push(gw, m2, [doc])
+    assert a2.status == 200 and a2.error_code == 'EBMS:0004', a2
+    assert gw.store.counts(m2) == (0, 0, 0)
+    [ln] = request_lines(gw, m2)
+    assert ln['duplicate_of'] == m1 and ln['business_key'] == key
