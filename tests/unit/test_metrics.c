@@ -333,6 +333,11 @@ test_gauges_and_counters(void **state)
 	metrics_reload(0);
 	metrics_reload(0);
 	metrics_set_store(12345, 7, 0);
+	metrics_business_duplicate("flag");
+	metrics_business_duplicate("refuse");
+	metrics_business_duplicate("refuse");
+	metrics_business_duplicate("other");   /* not counted */
+	metrics_business_duplicate(NULL);
 	t = render();
 	check_format(t);
 	assert_true(has_line(t, "as4gw_requests_in_flight 2"));
@@ -342,6 +347,9 @@ test_gauges_and_counters(void **state)
 	assert_true(has_line(t, "as4gw_purge_runs_total 2"));
 	assert_true(has_line(t, "as4gw_config_reloads_total{result=\"ok\"} 1"));
 	assert_true(has_line(t, "as4gw_config_reloads_total{result=\"failed\"} 2"));
+	assert_true(has_line(t, "# TYPE as4gw_business_duplicates_total counter"));
+	assert_true(has_line(t, "as4gw_business_duplicates_total{mode=\"flag\"} 1"));
+	assert_true(has_line(t, "as4gw_business_duplicates_total{mode=\"refuse\"} 2"));
 	assert_true(has_line(t, "# TYPE as4gw_inbox_messages gauge"));
 	assert_true(has_line(t, "as4gw_inbox_messages 12345"));
 	assert_true(has_line(t, "as4gw_delivery_ready 7"));

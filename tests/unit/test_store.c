@@ -2422,6 +2422,14 @@ t_business_key(void **state)
 	assert_null(d.business_duplicate_of);
 	assert_int_equal(store_claim(s, T0 + 1000, 1000, a, &d, &err), 1);
 	assert_string_equal(d.business_duplicate_of, "b-1");
+	/* a large message (streamed with COPY on PostgreSQL) is refused
+	 * before its payloads are written */
+	tmsg_init(&t, "b-7", 0x07, "receipt-7");
+	tmsg_add_big(&t);
+	tbiz(s, a, &t, TBIZKEY, STORE_BUSINESS_REFUSE, STORE_BUSINESS_DUP,
+	    "b-1");
+	free(t.big);
+	tcount(c, "SELECT count(*) FROM payload WHERE message_id = 'b-7'", 0);
 	/* the holder purged: the key is free again (b-2 was never one) */
 	tq_exec(c, "DELETE FROM inbox WHERE message_id = 'b-1'");
 	tmsg_init(&t, "b-5", 0x05, "receipt-5");
