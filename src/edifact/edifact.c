@@ -287,7 +287,8 @@ edifact_unb_parse(const unsigned char *data, size_t len,
 		u.una = 1;
 		c.p += 9;
 	}
-	if (edifact_unb_tag(&c, err) == -1 || edifact_syntax(&c, &u, err) == -1 ||
+	if (edifact_unb_tag(&c, err) == -1 ||
+	    edifact_syntax(&c, &u, err) == -1 ||
 	    edifact_parties(&c, &u, err) == -1)
 		return -1;
 	t = edifact_value(&c, u.reference, EDIFACT_REF_MAX,

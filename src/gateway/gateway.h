@@ -82,7 +82,7 @@ struct gateway_answer {
 	 * revocation="prefer"; why (arena), for a warning log line */
 	const char *revocation_note;
 	/* business-level duplicates (issue 12 item 4; arena or NULL) */
-	const char *business_key;    /* the message's key, when its leg checks */
+	const char *business_key;    /* the message's key (its leg checks) */
 	const char *business_note;   /* why a payload gave no key (malformed) */
 	const char *duplicate_of;    /* the MessageId holding the key, when
 	                              * this one was flagged or refused */

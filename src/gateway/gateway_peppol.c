@@ -198,7 +198,8 @@ gateway_peppol_check(const struct gateway *gw, struct arena *a,
 		return -1;
 	/* for the business key (issue 12 item 4): not parsed twice */
 	if ((copy = arena_memdup(a, &s, sizeof(s))) == NULL)
-		return err_set(err, ERR_INTERNAL, NULL, "out of request memory");
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "out of request memory");
 	*ret_sbdh = copy;
 	return 0;
 }

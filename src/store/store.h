@@ -73,9 +73,9 @@ struct store_message {
 	int64_t received_at_ms;
 	const struct store_part *parts;
 	size_t n_parts;
-	const char *business_key;     /* NULL: none (then business_mode is
-	                               * ignored); at most STORE_BUSINESS_KEY_MAX
-	                               * bytes */
+	const char *business_key;     /* NULL: none (business_mode is then
+	                               * ignored); at most
+	                               * STORE_BUSINESS_KEY_MAX bytes */
 	enum store_business business_mode;
 };
 

@@ -65,9 +65,9 @@ store_pg_holder(const PGresult *res, struct arena *a, struct store_result *ret,
 
 /*
  * as4gw_accept()'s answer (binary: int4 outcome, bytea receipt, int8
- * duplicates, bytea field_hashes, text business_duplicate_of) into ret.  Absent after a full call: the
- * row that made the
- * INSERT conflict was purged before the UPDATE; the partner retries.
+ * duplicates, bytea field_hashes, text business_duplicate_of) into ret.
+ * Absent after a full call: the row that made the INSERT conflict was
+ * purged before the UPDATE; the partner retries.
  */
 int
 store_pg_outcome(const PGresult *res, const struct store_message *m,
