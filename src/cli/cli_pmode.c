@@ -133,6 +133,10 @@ cli_pmode_print_leg(const struct conf *c, const struct pmode_leg *l)
 	if (l->agreement != NULL)
 		(void)printf(", agreement %s", l->agreement);
 	cli_pmode_security(c, l);
+	/* README "Business-level duplicates" */
+	(void)printf(", business duplicates %s",
+	    l->business_duplicates == CONF_BUSINESS_REFUSE ? "refuse" :
+	    l->business_duplicates == CONF_BUSINESS_OFF ? "off" : "flag");
 	(void)printf("\n");
 }
 

@@ -185,6 +185,12 @@ def test_flag(gw, tmp_path):
 
 
 def test_default_is_flag(gw):
+    p = run_as4gw('pmode-check', '-c', gw.config)
+    assert p.returncode == 0, p.stderr
+    modes = {ln.split(':')[0].strip(): ln.rsplit(', business duplicates ', 1)[1]
+             for ln in p.stdout.splitlines() if ', business duplicates ' in ln}
+    assert modes == {'a-flag': 'flag', 'a-refuse': 'refuse', 'a-off': 'off',
+                     'a-default': 'flag', 'b-refuse': 'refuse'}, p.stdout
     m1, m2 = new_id(), new_id()
     for mid in (m1, m2):
         a = push(gw, mid, interchange(b'DEFAULT1'), mode='default')
