@@ -141,6 +141,23 @@ int conf_keys_leg(struct conf_ctx *x, const xmlNode *sec,
 /* Free the strings of v[0..n). */
 void conf_keys_free(struct conf_keypair *v, size_t n);
 
+/* Every child `name` of parent: a file name, resolved, into the malloc'd
+ * array *ret of *ret_n, queued for the file check; at least one. */
+int conf_leg_files(struct conf_ctx *x, const struct pmode_leg *leg,
+    const xmlNode *parent, const char *name, char ***ret, size_t *ret_n);
+
+/* Free an array of n strings and the array; accepts NULL. */
+void conf_leg_strv_free(char **v, size_t n);
+
+/* conf_network.c: a leg's <security><network> (issue 12). */
+
+/* Read net into a new *ret (owned by the leg). */
+int conf_network_parse(struct conf_ctx *x, const struct pmode_leg *leg,
+    const xmlNode *net, struct conf_network **ret);
+
+/* Free a network; accepts NULL. */
+void conf_network_free(struct conf_network *n);
+
 /* conf_ops.c: the operations settings of <gateway>. */
 
 /* <trustedProxies>: each <proxy> an address or CIDR block. */

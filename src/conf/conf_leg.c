@@ -57,6 +57,25 @@ conf_leg_ids_have(const struct conf_party_id *ids, size_t n,
 	return 0;
 }
 
+/* The canonical name of a PartyId; see conf.h. */
+char *
+conf_party_id_name(struct arena *a, const char *type, const char *value)
+{
+	if (type != NULL)
+		return arena_sprintf(a, "%s:%s", type, value);
+	return arena_sprintf(a, "%s", value);
+}
+
+/* The sending party's canonical name; see conf.h. */
+const char *
+conf_from_name(struct arena *a, const struct pmode_leg *leg,
+    const char *type, const char *value)
+{
+	if (leg->from.name != NULL || value == NULL)
+		return leg->from.name;
+	return conf_party_id_name(a, type, value);
+}
+
 /* The canonical name of p: "type:value" of its first PartyId, or the value
  * (the form the inbox, the log and the hand-off record; conf.h). */
 static int
@@ -92,14 +111,13 @@ conf_leg_party(const struct conf_ctx *x, const struct pmode_leg *leg,
 		return conf_fail_line(x, -1, "pmode \"%s\": from/to missing",
 		    leg->id);
 	count = xml_count(n, CONF_NS, "partyId");
-	if (count == 0)
-		return conf_fail(x, n, "pmode \"%s\": %s: partyId missing",
-		    leg->id, (const char *)n->name);
+	if (conf_attr(x, n, "role", &p->role) == -1)
+		return -1;
+	if (count == 0)         /* any network member: conf_leg_open */
+		return 0;
 	p->ids = calloc(count, sizeof(*p->ids));
 	if (p->ids == NULL)
 		return conf_oom(x);
-	if (conf_attr(x, n, "role", &p->role) == -1)
-		return -1;
 	for (id = xml_child(n, CONF_NS, "partyId"); id != NULL &&
 	    p->n_ids < count; id = xml_next(id, CONF_NS, "partyId")) {
 		struct conf_party_id *pi = &p->ids[p->n_ids++];
@@ -192,33 +210,85 @@ conf_leg_policy(const struct conf_ctx *x, const xmlNode *node,
 	return 0;
 }
 
-/* <agreement> and <service> of a leg. */
+/* Every <service> of node into leg->services (none: <anyService/>). */
+static int
+conf_leg_services(const struct conf_ctx *x, const xmlNode *node,
+    struct pmode_leg *leg)
+{
+	size_t n = xml_count(node, CONF_NS, "service"), i = 0;
+	struct conf_service *sv;
+	xmlNodePtr e;
+
+	if (n == 0)
+		return 0;
+	leg->services = calloc(n, sizeof(*leg->services));
+	if (leg->services == NULL)
+		return conf_oom(x);
+	leg->n_services = n;
+	for (e = xml_child(node, CONF_NS, "service"); e != NULL && i < n;
+	    e = xml_next(e, CONF_NS, "service"), i++) {
+		sv = &leg->services[i];
+		if (conf_elem_text(x, e, &sv->value) == -1 ||
+		    conf_attr(x, e, "type", &sv->type) == -1)
+			return -1;
+		if (sv->type == NULL && !conf_leg_is_uri(sv->value))
+			return conf_fail(x, e, "pmode \"%s\": service \"%s\" "
+			    "has no type and is not a URI (ebMS3 Core 5.2.2.8)",
+			    leg->id, sv->value);
+	}
+	return 0;
+}
+
+/* Every <action> of node into leg->actions (none: <anyAction/>). */
+static int
+conf_leg_actions(const struct conf_ctx *x, const xmlNode *node,
+    struct pmode_leg *leg)
+{
+	size_t n = xml_count(node, CONF_NS, "action"), i = 0;
+	xmlNodePtr e;
+
+	if (n == 0)
+		return 0;
+	leg->actions = calloc(n, sizeof(*leg->actions));
+	if (leg->actions == NULL)
+		return conf_oom(x);
+	leg->n_actions = n;
+	for (e = xml_child(node, CONF_NS, "action"); e != NULL && i < n;
+	    e = xml_next(e, CONF_NS, "action"), i++)
+		if (conf_elem_text(x, e, &leg->actions[i]) == -1)
+			return -1;
+	return 0;
+}
+
+/* <agreement>, <service>s and <action>s of a leg (the first service and
+ * action also as leg->service, ->action; conf.h). */
 static int
 conf_leg_collab(const struct conf_ctx *x, const xmlNode *node,
     struct pmode_leg *leg)
 {
 	xmlNodePtr n = xml_child(node, CONF_NS, "agreement");
-	int r;
 
 	if (n != NULL && (conf_elem_text(x, n, &leg->agreement) == -1 ||
 	    conf_attr(x, n, "type", &leg->agreement_type) == -1))
 		return -1;
-	n = xml_child(node, CONF_NS, "service");
-	if (n == NULL)
+	if (conf_leg_services(x, node, leg) == -1 ||
+	    conf_leg_actions(x, node, leg) == -1)
+		return -1;
+	if (leg->n_services == 0 &&
+	    xml_child(node, CONF_NS, "anyService") == NULL)
 		return conf_fail(x, node, "pmode \"%s\": service missing",
 		    leg->id);
-	if (conf_elem_text(x, n, &leg->service) == -1 ||
-	    conf_attr(x, n, "type", &leg->service_type) == -1)
-		return -1;
-	if (leg->service_type == NULL && !conf_leg_is_uri(leg->service))
-		return conf_fail(x, n, "pmode \"%s\": service \"%s\" has no "
-		    "type and is not a URI (ebMS3 Core 5.2.2.8)", leg->id,
-		    leg->service);
-	r = conf_text(x, node, "action", &leg->action);
-	if (r == 0)
+	if (leg->n_actions == 0 &&
+	    xml_child(node, CONF_NS, "anyAction") == NULL)
 		return conf_fail(x, node, "pmode \"%s\": action missing",
 		    leg->id);
-	return r == -1 ? -1 : 0;
+	if (leg->n_services > 0) {
+		leg->service = leg->services[0].value;
+		leg->service_type = leg->services[0].type;
+	}
+	if (leg->n_actions > 0)
+		leg->action = leg->actions[0];
+	return 0;
 }
 
 /* Replace each run of XML white space in s by one space; s is trimmed
@@ -246,7 +316,7 @@ conf_leg_collapse(char *s)
  * the file check as `pmode "id": signer certificate`.  The schema bounds
  * the count; at least one is required here.
  */
-static int
+int
 conf_leg_files(struct conf_ctx *x, const struct pmode_leg *leg,
     const xmlNode *parent, const char *name, char ***ret, size_t *ret_n)
 {
@@ -273,6 +343,25 @@ conf_leg_files(struct conf_ctx *x, const struct pmode_leg *leg,
 }
 
 /*
+ * A leg trusting a network (issue 12) instead of listed <signer>s: only
+ * with signing="required" (a network member is known by its signature
+ * alone), and no <signer>/<trust> beside it.
+ */
+static int
+conf_leg_network(struct conf_ctx *x, const xmlNode *sec, const xmlNode *net,
+    struct pmode_leg *leg)
+{
+	if (xml_child(sec, CONF_NS, "signer") != NULL ||
+	    xml_child(sec, CONF_NS, "trust") != NULL)
+		return conf_fail(x, net, "pmode \"%s\": <network> replaces "
+		    "<signer> and <trust>: list one or the other", leg->id);
+	if (leg->signing != CONF_REQUIRED)
+		return conf_fail(x, net, "pmode \"%s\": <network> needs "
+		    "signing=\"required\"", leg->id);
+	return conf_network_parse(x, leg, net, &leg->network);
+}
+
+/*
  * <signer> and <trust> of a leg's <security> (sec, may be NULL).  A leg
  * that may receive signed messages must say whose signature it trusts
  * (issue 3: the certificate bound to the leg's eb:From party), and a signer
@@ -285,7 +374,10 @@ conf_leg_trust(struct conf_ctx *x, const xmlNode *node, const xmlNode *sec,
 {
 	xmlNodePtr signer = xml_child(sec, CONF_NS, "signer");
 	xmlNodePtr trust = xml_child(sec, CONF_NS, "trust");
+	xmlNodePtr net = xml_child(sec, CONF_NS, "network");
 
+	if (net != NULL)
+		return conf_leg_network(x, sec, net, leg);
 	if (signer == NULL && leg->signing != CONF_NEVER)
 		return conf_fail(x, sec != NULL ? sec : node, "pmode \"%s\": "
 		    "signing is %s but no <signer> names the partner "
@@ -334,6 +426,29 @@ conf_leg_crypto(struct conf_ctx *x, const xmlNode *sec, struct pmode_leg *leg)
 	return r == -1 ? -1 : 0;
 }
 
+/* Open match fields (a <from> without partyId, <anyService/>,
+ * <anyAction/>) only on a network leg: there the signature says who
+ * sent; a listed-signer leg names its partner (issue 12).  The To party
+ * stays fixed everywhere. */
+static int
+conf_leg_open(const struct conf_ctx *x, const xmlNode *node,
+    const struct pmode_leg *leg)
+{
+	if (leg->to.n_ids == 0)
+		return conf_fail(x, node, "pmode \"%s\": to: partyId missing",
+		    leg->id);
+	if (leg->network != NULL)
+		return 0;
+	if (leg->from.n_ids == 0)
+		return conf_fail(x, node, "pmode \"%s\": from: partyId "
+		    "missing (only a <network> leg may leave it open)",
+		    leg->id);
+	if (leg->n_services == 0 || leg->n_actions == 0)
+		return conf_fail(x, node, "pmode \"%s\": <anyService/> and "
+		    "<anyAction/> need a <network> leg", leg->id);
+	return 0;
+}
+
 /* One <pmode> element into leg. */
 static int
 conf_leg_one(struct conf_ctx *x, const xmlNode *node, struct pmode_leg *leg)
@@ -359,7 +474,8 @@ conf_leg_one(struct conf_ctx *x, const xmlNode *node, struct pmode_leg *leg)
 	    conf_leg_policy(x, node, leg) == -1 ||
 	    conf_leg_trust(x, node, sec, leg) == -1 ||
 	    conf_leg_crypto(x, sec, leg) == -1 ||
-	    conf_peppol_parse(x, node, leg) == -1)
+	    conf_peppol_parse(x, node, leg) == -1 ||
+	    conf_leg_open(x, node, leg) == -1)
 		return -1;
 	r = conf_uint(x, node, "retentionDays", 1, CONF_DAYS_MAX, &v);
 	if (r == -1)
@@ -426,32 +542,127 @@ conf_leg_party_same(const struct conf_party *a, const struct conf_party *b)
 	return 1;
 }
 
-/* The fields other than the parties that a message is matched on. */
+/* Could one message's Service match both a and b (none listed: any)? */
 static int
-conf_leg_collab_same(const struct pmode_leg *a, const struct pmode_leg *b)
+conf_leg_services_overlap(const struct pmode_leg *a, const struct pmode_leg *b)
 {
-	return conf_leg_eq(a->agreement, b->agreement) &&
-	    conf_leg_eq(a->agreement_type, b->agreement_type) &&
-	    conf_leg_eq(a->service, b->service) &&
-	    conf_leg_eq(a->service_type, b->service_type) &&
-	    conf_leg_eq(a->action, b->action);
+	size_t i, j;
+
+	if (a->n_services == 0 || b->n_services == 0)
+		return 1;
+	for (i = 0; i < a->n_services; i++)
+		for (j = 0; j < b->n_services; j++)
+			if (conf_leg_eq(a->services[i].value,
+			    b->services[j].value) &&
+			    conf_leg_eq(a->services[i].type, b->services[j].type))
+				return 1;
+	return 0;
+}
+
+/* Could one message's Action match both a and b (none listed: any)? */
+static int
+conf_leg_actions_overlap(const struct pmode_leg *a, const struct pmode_leg *b)
+{
+	size_t i, j;
+
+	if (a->n_actions == 0 || b->n_actions == 0)
+		return 1;
+	for (i = 0; i < a->n_actions; i++)
+		for (j = 0; j < b->n_actions; j++)
+			if (strcmp(a->actions[i], b->actions[j]) == 0)
+				return 1;
+	return 0;
+}
+
+/* The same Service and Action lists (as sets; no duplicates assumed: a
+ * count and one-way inclusion), "any" equal only to "any". */
+static int
+conf_leg_lists_same(const struct pmode_leg *a, const struct pmode_leg *b)
+{
+	size_t i, j, hit;
+
+	if (a->n_services != b->n_services || a->n_actions != b->n_actions)
+		return 0;
+	for (i = 0, hit = 0; i < a->n_services; i++)
+		for (j = 0; j < b->n_services; j++)
+			hit += conf_leg_eq(a->services[i].value,
+			    b->services[j].value) &&
+			    conf_leg_eq(a->services[i].type, b->services[j].type);
+	if (hit < a->n_services)
+		return 0;
+	for (i = 0, hit = 0; i < a->n_actions; i++)
+		for (j = 0; j < b->n_actions; j++)
+			hit += strcmp(a->actions[i], b->actions[j]) == 0;
+	return hit >= a->n_actions;
+}
+
+/* The PartyId type the open From of a network leg admits (the party
+ * rule's; NULL = untyped). */
+static const char *
+conf_leg_open_type(const struct pmode_leg *l)
+{
+	return l->network != NULL ? l->network->party_type : NULL;
+}
+
+/* Does p list a PartyId of this type? */
+static int
+conf_leg_type_listed(const struct conf_party *p, const char *type)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_ids; i++)
+		if (conf_leg_eq(p->ids[i].type, type))
+			return 1;
+	return 0;
+}
+
+/* Could one message's From match both legs?  An open From (a network's
+ * members, conf.h) takes any one PartyId of its rule's type. */
+static int
+conf_leg_from_overlap(const struct pmode_leg *a, const struct pmode_leg *b)
+{
+	const struct conf_party *pa = &a->from, *pb = &b->from;
+
+	if (pa->role != NULL && pb->role != NULL &&
+	    !conf_leg_eq(pa->role, pb->role))
+		return 0;
+	if (pa->n_ids == 0 && pb->n_ids == 0)
+		return conf_leg_eq(conf_leg_open_type(a), conf_leg_open_type(b));
+	if (pa->n_ids == 0)
+		return conf_leg_type_listed(pb, conf_leg_open_type(a));
+	if (pb->n_ids == 0)
+		return conf_leg_type_listed(pa, conf_leg_open_type(b));
+	return conf_leg_party_overlap(pa, pb);
+}
+
+/* The same From: both open alike, or the same listed party. */
+static int
+conf_leg_from_same(const struct pmode_leg *a, const struct pmode_leg *b)
+{
+	if (a->from.n_ids == 0 || b->from.n_ids == 0)
+		return a->from.n_ids == b->from.n_ids &&
+		    conf_leg_eq(a->from.role, b->from.role) &&
+		    conf_leg_eq(conf_leg_open_type(a), conf_leg_open_type(b));
+	return conf_leg_party_same(&a->from, &b->from);
 }
 
 /*
  * Two legs a message could match both (ignoring AgreementRef/@pmode): 0
  * none, 1 legs on one route (the same match fields, the same parties) that
  * only AgreementRef/@pmode tells apart, 2 a partial overlap (which of them a
- * message matches would depend on which of the shared PartyIds or roles it
- * names: a configuration mistake).
+ * message matches would depend on which of the shared PartyIds, roles,
+ * services or actions it names: a configuration mistake).
  */
 static int
 conf_leg_overlap(const struct pmode_leg *a, const struct pmode_leg *b)
 {
-	if (!conf_leg_collab_same(a, b) ||
-	    !conf_leg_party_overlap(&a->from, &b->from) ||
+	if (!conf_leg_eq(a->agreement, b->agreement) ||
+	    !conf_leg_eq(a->agreement_type, b->agreement_type) ||
+	    !conf_leg_services_overlap(a, b) || !conf_leg_actions_overlap(a, b) ||
+	    !conf_leg_from_overlap(a, b) ||
 	    !conf_leg_party_overlap(&a->to, &b->to))
 		return 0;
-	return conf_leg_party_same(&a->from, &b->from) &&
+	return conf_leg_lists_same(a, b) && conf_leg_from_same(a, b) &&
 	    conf_leg_party_same(&a->to, &b->to) ? 1 : 2;
 }
 
@@ -469,6 +680,8 @@ conf_leg_party_names(const struct conf_ctx *x, size_t i, size_t j,
 	size_t k;
 	int shared = 0;
 
+	if (a->n_ids == 0 || b->n_ids == 0)     /* an open From: no name */
+		return 0;
 	if (conf_leg_ids_have(a->ids, 1, &b->ids[0]))
 		return 0;       /* the same first partyId: the same name */
 	for (k = 0; k < a->n_ids && !shared; k++)
@@ -547,8 +760,8 @@ conf_leg_check(const struct conf_ctx *x)
 	return 0;
 }
 
-/* Free an array of n strings and the array. */
-static void
+/* Free an array of n strings and the array; see conf_int.h. */
+void
 conf_leg_strv_free(char **v, size_t n)
 {
 	size_t i;
@@ -573,6 +786,19 @@ conf_leg_party_free(struct conf_party *p)
 	free(p->role);
 }
 
+/* Free n services and the array; accepts NULL. */
+static void
+conf_leg_services_free(struct conf_service *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && i < n; i++) {
+		free(v[i].value);
+		free(v[i].type);
+	}
+	free(v);
+}
+
 /* Free the strings of leg (not the struct); accepts NULL. */
 void
 conf_leg_free(struct pmode_leg *leg)
@@ -584,9 +810,9 @@ conf_leg_free(struct pmode_leg *leg)
 	free(leg->agreement_type);
 	conf_leg_party_free(&leg->from);
 	conf_leg_party_free(&leg->to);
-	free(leg->service);
-	free(leg->service_type);
-	free(leg->action);
+	conf_leg_services_free(leg->services, leg->n_services);
+	conf_leg_strv_free(leg->actions, leg->n_actions);
+	conf_network_free(leg->network);
 	conf_leg_strv_free(leg->signer_certs, leg->n_signer_certs);
 	conf_leg_strv_free(leg->trust_anchors, leg->n_trust_anchors);
 	conf_leg_strv_free(leg->trust_crls, leg->n_trust_crls);
