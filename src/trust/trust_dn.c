@@ -4,7 +4,7 @@
  * ';' between RDNs, "S=", "E=", "OID.2.5.4.3=").  The one reader of such
  * strings in the gateway; see trust.h for what is accepted.
  */
-#include "trust.h"
+#include "trust_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -68,8 +68,8 @@ trust_dn_space(const char *p)
 	return p;
 }
 
-/* RFC 4512 1.4: numericoid = number 1*( DOT number ). */
-static int
+/* RFC 4512 1.4: numericoid = number 1*( DOT number ); see trust_int.h. */
+int
 trust_dn_numericoid(const char *s)
 {
 	size_t n, arcs = 0;

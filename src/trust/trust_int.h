@@ -80,6 +80,10 @@ const struct trust_signer *trust_signer_of(const struct trust *t,
  * (may be NULL); returns -1. */
 int trust_fail(struct err *err, const char *msg, const char *detail);
 
+/* trust_dn.c: is s a dotted OID (RFC 4512 1.4 numericoid: two or more
+ * arcs of digits, no empty arc)?  1 / 0.  OBJ_txt2obj takes "1..2". */
+int trust_dn_numericoid(const char *s);
+
 /* trust_pem.c: append every certificate of a PEM file to sk; a file
  * without any is an error that names the file. */
 int trust_pem_certs(const char *path, STACK_OF(X509) *sk, struct err *err);

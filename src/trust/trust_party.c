@@ -34,7 +34,8 @@ trust_party_lists(struct trust *t, const struct trust_network *n,
 			    "\"%s\" is not a distinguished name (RFC 4514)",
 			    n->issuers[i]);
 	for (i = 0; i < n->n_policies; i++, t->n_policies++)
-		if ((t->policies[i] = OBJ_txt2obj(n->policies[i], 1)) == NULL)
+		if (!trust_dn_numericoid(n->policies[i]) ||
+		    (t->policies[i] = OBJ_txt2obj(n->policies[i], 1)) == NULL)
 			return err_set(err, ERR_CONF, NULL, "network policy "
 			    "\"%s\" is not an OID", n->policies[i]);
 	return 0;
