@@ -110,10 +110,10 @@ int conf_pair(struct conf_ctx *x, const xmlNode *n, const char *prefix,
  * x->leg_lines); at least one is required. */
 int conf_leg_parse(struct conf_ctx *x, const xmlNode *root);
 
-/* Unique leg ids; no two legs a message could both match, except legs on
- * one route (the same match fields and parties, the same signing policy)
- * that AgreementRef/@pmode tells apart. */
-int conf_leg_check(const struct conf_ctx *x);
+/* conf_route.c: unique leg ids; no two legs a message could both match,
+ * except legs on one route (the same match fields and parties, the same
+ * signing policy) that AgreementRef/@pmode tells apart. */
+int conf_route_check(const struct conf_ctx *x);
 
 /* Free the strings of leg (not the struct); accepts NULL. */
 void conf_leg_free(struct pmode_leg *leg);

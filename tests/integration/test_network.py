@@ -14,6 +14,8 @@ python3-cryptography under tmp; messages come from `as4gw push --sign`
 with each member's key (`--save-request`), POSTed to the real binary.
 """
 import datetime
+import os
+import re
 import subprocess
 
 import pytest
@@ -22,7 +24,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.x509.oid import NameOID
 
 import tamper
-from conftest import BIN, SIGNED_LEG, free_port, new_id, run_as4gw, write_config
+from conftest import (BIN, SIGNED_LEG, SRC, free_port, new_id, run_as4gw, shared_path,
+                      write_config)
 from tamper import Message
 
 AP = 'urn:fdc:peppol.eu:2017:identifiers:ap'
@@ -262,3 +265,74 @@ def test_config_refused(tmp_path, pki, net, legs, says):
     cfg = write_config(tmp_path / 'c.xml', pki, legs=legs.replace('{net}', str(net)))
     p = run_as4gw('pmode-check', '-c', cfg)
     assert p.returncode != 0 and says in p.stderr + p.stdout, p
+
+
+# ---- recorded Peppol traffic under a network leg ---------------------------
+
+PEPPOL_TEST_CAS = ['a0627c7d3e96', 'bd77a11e2b21',   # AP TEST CA G2, root TEST CA G2
+                   'b965544218e0', '0e9ab7342cd2']   # AP TEST CA G3, root TEST CA G3
+DUMP = 'corpus/messages/phax_phase4/phase4-peppol-client/src/test/resources/dump-raw.as4out'
+
+
+def peppol_bundle(tmp_path):
+    """The Peppol test CAs from ../shared/corpus/keys as one bundle (skips
+    loudly without ../shared)."""
+    out = tmp_path / 'peppol-test-cas.pem'
+    out.write_bytes(b''.join(open(shared_path(f'corpus/keys/{k}.pem'), 'rb').read()
+                             for k in PEPPOL_TEST_CAS))
+    return out
+
+
+def test_recorded_peppol_usermessage(gateway_factory, tmp_path):
+    """The only signed Peppol UserMessage of the corpus (phase4 -> POP000306,
+    2026-01-29, corpus row 75) under a network leg with the Peppol test CAs,
+    at its own instant: it matches the network leg (open From, Service,
+    Action; not EBMS:0010), and is refused at decryption — it is encrypted
+    to POP000306's key, which is not public — with EBMS:0102, nothing
+    stored.  (No recorded Peppol UserMessage can be accepted end to end: the
+    others in the corpus are Receipts, whose certificates test_trust.c
+    checks under the same CAs.)"""
+    dump = shared_path(DUMP)
+    bundle = peppol_bundle(tmp_path)
+    leg = f'''
+  <pmode id="peppol-network">
+    <agreement>urn:fdc:peppol.eu:2017:agreements:tia:ap_provider</agreement>
+    <from role="{ROLE}initiator"/>
+    <to role="{ROLE}responder"><partyId type="{AP}">POP000306</partyId></to>
+    <anyService/>
+    <anyAction/>
+    <security signing="required" encryption="required">
+      <network>
+        <anchor>{bundle}</anchor>
+        <issuer>CN=PEPPOL ACCESS POINT TEST CA - G3, OU=FOR TEST ONLY, O=OpenPEPPOL AISBL, C=BE</issuer>
+        <party type="{AP}" source="cn"/>
+      </network>
+    </security>
+  </pmode>'''
+    gw = gateway_factory(legs=leg, extra_gateway='<replay><verifyAt>2026-01-29T15:39:03.805Z'
+                         '</verifyAt></replay>').start()
+    before = gw.store.totals()
+    p = subprocess.run([BIN, 'replay', '--url', gw.url, '--verbose', '--expect', 'error', dump],
+                       capture_output=True, timeout=120)
+    assert p.returncode == 0, (p.stdout[:500], p.stderr, gw.logtext()[-2000:])
+    line = [l for l in gw.log_lines() if l.get('event') == 'request'][-1]
+    assert line['ebms_code'] == 'EBMS:0102' and line.get('pmode') == 'peppol-network', line
+    assert gw.store.totals() == before
+
+
+def test_commented_peppol_leg_loads(tmp_path, pki):
+    """The commented Peppol receiving leg of conf/as4gw.xml, uncommented
+    with test files in place of its paths (the Peppol test CAs, the dev
+    gateway pair), loads: `pmode-check` accepts it."""
+    bundle = peppol_bundle(tmp_path)
+    text = open(os.path.join(SRC, 'conf', 'as4gw.xml')).read()
+    leg = text[text.index('<pmode id="peppol-ap-billing">'):]
+    leg = leg[:leg.index('</pmode>') + len('</pmode>')]
+    leg = re.sub(r'<anchor>[^<]*</anchor>', f'<anchor>{bundle}</anchor>', leg)
+    leg = re.sub(r'<certificate>[^<]*</certificate>', f'<certificate>{pki}/gateway.crt'
+                 '</certificate>', leg)
+    leg = re.sub(r'<key>[^<]*</key>', f'<key>{pki}/gateway.key</key>', leg)
+    cfg = write_config(tmp_path / 'peppol.xml', pki, legs=leg)
+    p = run_as4gw('pmode-check', '-c', cfg)
+    assert p.returncode == 0, p
+    assert 'peppol-ap-billing' in p.stdout and 'any network member' in p.stdout, p.stdout
