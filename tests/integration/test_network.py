@@ -336,3 +336,42 @@ def test_commented_peppol_leg_loads(tmp_path, pki):
     p = run_as4gw('pmode-check', '-c', cfg)
     assert p.returncode == 0, p
     assert 'peppol-ap-billing' in p.stdout and 'any network member' in p.stdout, p.stdout
+
+
+# ---- live revocation of network members ------------------------------------
+
+@pytest.fixture(scope='module')
+def rv(tmp_path_factory):
+    from revocpki import OpenSSLResponder, RevocHTTP, RevocPKI
+    p = RevocPKI(tmp_path_factory.mktemp('network-revoc'))
+    responder = OpenSSLResponder(p).start()
+    web = RevocHTTP(p, slow_s=12).start()
+    yield p
+    responder.stop()
+    web.stop()
+
+
+def test_revoked_member(gateway_factory, rv, tmp_path):
+    """A network leg with revocation="require": a member whose OCSP status is
+    good is accepted, a revoked member (valid signature, its own CN) is
+    EBMS:0101 with nothing stored."""
+    leg = f'''
+  <pmode id="net-rv">
+    <from/>
+    <to role="{ROLE}responder"><partyId>{GATEWAY}</partyId></to>
+    <anyService/>
+    <anyAction/>
+    <security signing="required" revocation="require">
+      <network><anchor>{rv.path('ca.crt')}</anchor><party type="urn:rv:member"/></network>
+    </security>
+  </pmode>'''
+    gw = gateway_factory(legs=leg, extra_gateway='<revocation><connectTimeoutMs>500'
+                         '</connectTimeoutMs><timeoutSeconds>3</timeoutSeconds></revocation>'
+                         ).start()
+    mid = new_id()
+    accepted(gw, pushed(tmp_path, mid, rv.path('good.crt'), rv.path('good.key'),
+                        'urn:rv:member::sender-good'), mid)
+    assert gw.store.counts(mid) == (1, 1, 1)
+    mid = new_id()
+    refused(gw, pushed(tmp_path, mid, rv.path('revoked.crt'), rv.path('revoked.key'),
+                       'urn:rv:member::sender-revoked'), mid)
