@@ -42,6 +42,8 @@ cli_pmode_party(const struct conf_party *p)
 {
 	size_t i;
 
+	if (p->n_ids == 0)
+		(void)printf("any network member");
 	for (i = 0; i < p->n_ids; i++) {
 		if (i > 0)
 			(void)printf(" or ");
@@ -92,15 +94,36 @@ cli_pmode_pairs(const struct conf *c, const struct pmode_leg *l)
 		    "signing pair" : "; the gateway's decryptionKeys");
 }
 
+/* A <network> leg's trust (issue 12), continuing its line. */
+static void
+cli_pmode_network(const struct conf_network *n)
+{
+	static const char *const src[] = { "CN", "subject attribute",
+		"subjectAltName URI", "subjectAltName DNS name",
+		"subjectAltName email" };
+
+	cli_pmode_files("network anchors", n->anchors, n->n_anchors);
+	(void)printf(", PartyId = the certificate's %s%s%s%s%s",
+	    src[n->party_source], n->party_attribute != NULL ? " " : "",
+	    n->party_attribute != NULL ? n->party_attribute : "",
+	    n->party_type != NULL ? " as type " : "",
+	    n->party_type != NULL ? n->party_type : "");
+}
+
 /* The WS-Security settings of a leg (issue 3), continuing its line. */
 static void
 cli_pmode_security(const struct conf *c, const struct pmode_leg *l)
 {
 	(void)printf(", signing %s, encryption %s",
 	    conf_policy_name(l->signing), conf_policy_name(l->encryption));
-	cli_pmode_files("signer certificates", l->signer_certs,
-	    l->n_signer_certs);
-	cli_pmode_files("trust anchors", l->trust_anchors, l->n_trust_anchors);
+	if (l->network != NULL) {
+		cli_pmode_network(l->network);
+	} else {
+		cli_pmode_files("signer certificates", l->signer_certs,
+		    l->n_signer_certs);
+		cli_pmode_files("trust anchors", l->trust_anchors,
+		    l->n_trust_anchors);
+	}
 	if (l->n_trust_crls > 0)
 		cli_pmode_files("CRLs", l->trust_crls, l->n_trust_crls);
 	cli_pmode_pairs(c, l);
@@ -126,10 +149,14 @@ cli_pmode_print_leg(const struct conf *c, const struct pmode_leg *l)
 	cli_pmode_party(&l->from);
 	(void)printf(" -> ");
 	cli_pmode_party(&l->to);
-	(void)printf(", service %s", l->service);
+	(void)printf(", service %s", l->service != NULL ? l->service : "any");
 	if (l->service_type != NULL)
 		(void)printf(" (type %s)", l->service_type);
-	(void)printf(", action %s", l->action);
+	if (l->n_services > 1)
+		(void)printf(" and %zu more", l->n_services - 1);
+	(void)printf(", action %s", l->action != NULL ? l->action : "any");
+	if (l->n_actions > 1)
+		(void)printf(" and %zu more", l->n_actions - 1);
 	if (l->agreement != NULL)
 		(void)printf(", agreement %s", l->agreement);
 	cli_pmode_security(c, l);

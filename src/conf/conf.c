@@ -813,7 +813,7 @@ conf_load(const char *path, struct conf **ret, struct err *err)
 	root = xmlDocGetRootElement(doc);
 	if (conf_validate(&x, root) == -1 ||
 	    conf_gateway(&x, xml_child(root, CONF_NS, "gateway")) == -1 ||
-	    conf_leg_parse(&x, root) == -1 || conf_leg_check(&x) == -1 ||
+	    conf_leg_parse(&x, root) == -1 || conf_route_check(&x) == -1 ||
 	    conf_files_check(&x) == -1)
 		goto out;
 	*ret = x.c;

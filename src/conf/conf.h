@@ -87,14 +87,63 @@ enum conf_business {
 	CONF_BUSINESS_OFF        /* not checked, no key stored */
 };
 
+/* Where a network's party rule reads the sender's PartyId in its
+ * certificate (issue 12): the subject's CN, another subject attribute, or
+ * a subjectAltName of one kind. */
+enum conf_party_source {
+	CONF_PARTY_CN = 0,
+	CONF_PARTY_SUBJECT,
+	CONF_PARTY_SAN_URI,
+	CONF_PARTY_SAN_DNS,
+	CONF_PARTY_SAN_EMAIL,
+};
+
+/*
+ * <security><network> (issue 12, README "Networks"): the leg accepts a
+ * signature by any certificate that chains to the network's anchors (and,
+ * when listed, was issued by one of issuers and carries one of policies),
+ * provided the eb:From PartyId it claims is the one the party rule reads
+ * in the certificate.  Files resolved and checked like <trust>'s.
+ */
+struct conf_network {
+	char **anchors;               /* n_anchors >= 1 */
+	size_t n_anchors;
+	char **crls;                  /* may be empty */
+	size_t n_crls;
+	char **issuers;               /* RFC 4514 names; empty = any issuer */
+	size_t n_issuers;
+	char **policies;              /* dotted OIDs; empty = any policy */
+	size_t n_policies;
+	char *party_type;             /* the PartyId type; NULL = untyped */
+	enum conf_party_source party_source;
+	char *party_attribute;        /* CONF_PARTY_SUBJECT: OID or short name */
+};
+
+/* A <service> of a leg: value and @type (ebMS3 Core 5.2.2.8). */
+struct conf_service {
+	char *value;
+	char *type;                   /* NULL = no type */
+};
+
 struct pmode_leg {
 	char *id;
 	char *agreement;        /* NULL = leg matches messages without AgreementRef */
 	char *agreement_type;   /* NULL = no type */
+	/* from: on a network leg, n_ids may be 0 (any member of the network;
+	 * name NULL: the inbox records the message's "type:value") */
 	struct conf_party from, to;
+	/* <service>s (at least one) and <action>s, or <anyService/> /
+	 * <anyAction/> (network legs only: n_services / n_actions 0);
+	 * service, service_type and action are the first listed (NULL when
+	 * any) */
+	struct conf_service *services;
+	size_t n_services;
+	char **actions;
+	size_t n_actions;
 	char *service;
 	char *service_type;     /* NULL = no type */
 	char *action;
+	struct conf_network *network;   /* NULL: listed <signer>s */
 	/* security policy: <security> (issue 3, inbound WS-Security) */
 	enum conf_policy signing;     /* default REQUIRED */
 	enum conf_policy encryption;  /* default OPTIONAL */
@@ -277,6 +326,19 @@ void conf_limits_default(struct conf_limits *lim);
 
 /* The default revocation limits documented in struct conf_revocation. */
 void conf_revocation_default(struct conf_revocation *rv);
+
+/* The canonical name of a PartyId: "type:value", or value when type is
+ * NULL (struct conf_party.name; for an open From, the message's PartyId).
+ * In arena a (util/arena.h); NULL when out of memory. */
+struct arena;
+char *conf_party_id_name(struct arena *a, const char *type,
+    const char *value);
+
+/* The sending party's canonical name for a message leg matched: the leg's
+ * From name, or for an open From (a network leg) the name of the one
+ * PartyId the message carries (type, value). */
+const char *conf_from_name(struct arena *a, const struct pmode_leg *leg,
+    const char *type, const char *value);
 
 /* Default of pmode_leg.timestamp_skew_s (seconds). */
 #define CONF_SKEW_DEFAULT 300u

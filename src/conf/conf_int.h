@@ -110,10 +110,10 @@ int conf_pair(struct conf_ctx *x, const xmlNode *n, const char *prefix,
  * x->leg_lines); at least one is required. */
 int conf_leg_parse(struct conf_ctx *x, const xmlNode *root);
 
-/* Unique leg ids; no two legs a message could both match, except legs on
- * one route (the same match fields and parties, the same signing policy)
- * that AgreementRef/@pmode tells apart. */
-int conf_leg_check(const struct conf_ctx *x);
+/* conf_route.c: unique leg ids; no two legs a message could both match,
+ * except legs on one route (the same match fields and parties, the same
+ * signing policy) that AgreementRef/@pmode tells apart. */
+int conf_route_check(const struct conf_ctx *x);
 
 /* Free the strings of leg (not the struct); accepts NULL. */
 void conf_leg_free(struct pmode_leg *leg);
@@ -140,6 +140,23 @@ int conf_keys_leg(struct conf_ctx *x, const xmlNode *sec,
 
 /* Free the strings of v[0..n). */
 void conf_keys_free(struct conf_keypair *v, size_t n);
+
+/* Every child `name` of parent: a file name, resolved, into the malloc'd
+ * array *ret of *ret_n, queued for the file check; at least one. */
+int conf_leg_files(struct conf_ctx *x, const struct pmode_leg *leg,
+    const xmlNode *parent, const char *name, char ***ret, size_t *ret_n);
+
+/* Free an array of n strings and the array; accepts NULL. */
+void conf_leg_strv_free(char **v, size_t n);
+
+/* conf_network.c: a leg's <security><network> (issue 12). */
+
+/* Read net into a new *ret (owned by the leg). */
+int conf_network_parse(struct conf_ctx *x, const struct pmode_leg *leg,
+    const xmlNode *net, struct conf_network **ret);
+
+/* Free a network; accepts NULL. */
+void conf_network_free(struct conf_network *n);
 
 /* conf_ops.c: the operations settings of <gateway>. */
 

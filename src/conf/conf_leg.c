@@ -1,10 +1,8 @@
 /*
  * conf_leg — the P-Mode legs of the configuration: each <pmode> read into a
  * struct pmode_leg (collaboration info, parties, security and receipt
- * policy, retention), then the checks across legs that the schema cannot
- * express: unique ids, and no two legs one message could match, except legs
- * on one route that AgreementRef/@pmode tells apart (pmode_match refuses a
- * message that matches two legs).  The <security> of a leg names files (signer
+ * policy, retention); the checks across legs that the schema cannot
+ * express are conf_route.c's.  The <security> of a leg names files (signer
  * certificates, trust anchors, decryption pairs) that are resolved here and
  * checked for readability at the end of the load; certificates are not
  * parsed here (the gateway loads them through wss).  conf.c drives the
@@ -57,6 +55,25 @@ conf_leg_ids_have(const struct conf_party_id *ids, size_t n,
 	return 0;
 }
 
+/* The canonical name of a PartyId; see conf.h. */
+char *
+conf_party_id_name(struct arena *a, const char *type, const char *value)
+{
+	if (type != NULL)
+		return arena_sprintf(a, "%s:%s", type, value);
+	return arena_sprintf(a, "%s", value);
+}
+
+/* The sending party's canonical name; see conf.h. */
+const char *
+conf_from_name(struct arena *a, const struct pmode_leg *leg,
+    const char *type, const char *value)
+{
+	if (leg->from.name != NULL || value == NULL)
+		return leg->from.name;
+	return conf_party_id_name(a, type, value);
+}
+
 /* The canonical name of p: "type:value" of its first PartyId, or the value
  * (the form the inbox, the log and the hand-off record; conf.h). */
 static int
@@ -92,14 +109,13 @@ conf_leg_party(const struct conf_ctx *x, const struct pmode_leg *leg,
 		return conf_fail_line(x, -1, "pmode \"%s\": from/to missing",
 		    leg->id);
 	count = xml_count(n, CONF_NS, "partyId");
-	if (count == 0)
-		return conf_fail(x, n, "pmode \"%s\": %s: partyId missing",
-		    leg->id, (const char *)n->name);
+	if (conf_attr(x, n, "role", &p->role) == -1)
+		return -1;
+	if (count == 0)         /* any network member: conf_leg_open */
+		return 0;
 	p->ids = calloc(count, sizeof(*p->ids));
 	if (p->ids == NULL)
 		return conf_oom(x);
-	if (conf_attr(x, n, "role", &p->role) == -1)
-		return -1;
 	for (id = xml_child(n, CONF_NS, "partyId"); id != NULL &&
 	    p->n_ids < count; id = xml_next(id, CONF_NS, "partyId")) {
 		struct conf_party_id *pi = &p->ids[p->n_ids++];
@@ -192,33 +208,85 @@ conf_leg_policy(const struct conf_ctx *x, const xmlNode *node,
 	return 0;
 }
 
-/* <agreement> and <service> of a leg. */
+/* Every <service> of node into leg->services (none: <anyService/>). */
+static int
+conf_leg_services(const struct conf_ctx *x, const xmlNode *node,
+    struct pmode_leg *leg)
+{
+	size_t n = xml_count(node, CONF_NS, "service"), i = 0;
+	struct conf_service *sv;
+	xmlNodePtr e;
+
+	if (n == 0)
+		return 0;
+	leg->services = calloc(n, sizeof(*leg->services));
+	if (leg->services == NULL)
+		return conf_oom(x);
+	leg->n_services = n;
+	for (e = xml_child(node, CONF_NS, "service"); e != NULL && i < n;
+	    e = xml_next(e, CONF_NS, "service"), i++) {
+		sv = &leg->services[i];
+		if (conf_elem_text(x, e, &sv->value) == -1 ||
+		    conf_attr(x, e, "type", &sv->type) == -1)
+			return -1;
+		if (sv->type == NULL && !conf_leg_is_uri(sv->value))
+			return conf_fail(x, e, "pmode \"%s\": service \"%s\" "
+			    "has no type and is not a URI (ebMS3 Core 5.2.2.8)",
+			    leg->id, sv->value);
+	}
+	return 0;
+}
+
+/* Every <action> of node into leg->actions (none: <anyAction/>). */
+static int
+conf_leg_actions(const struct conf_ctx *x, const xmlNode *node,
+    struct pmode_leg *leg)
+{
+	size_t n = xml_count(node, CONF_NS, "action"), i = 0;
+	xmlNodePtr e;
+
+	if (n == 0)
+		return 0;
+	leg->actions = calloc(n, sizeof(*leg->actions));
+	if (leg->actions == NULL)
+		return conf_oom(x);
+	leg->n_actions = n;
+	for (e = xml_child(node, CONF_NS, "action"); e != NULL && i < n;
+	    e = xml_next(e, CONF_NS, "action"), i++)
+		if (conf_elem_text(x, e, &leg->actions[i]) == -1)
+			return -1;
+	return 0;
+}
+
+/* <agreement>, <service>s and <action>s of a leg (the first service and
+ * action also as leg->service, ->action; conf.h). */
 static int
 conf_leg_collab(const struct conf_ctx *x, const xmlNode *node,
     struct pmode_leg *leg)
 {
 	xmlNodePtr n = xml_child(node, CONF_NS, "agreement");
-	int r;
 
 	if (n != NULL && (conf_elem_text(x, n, &leg->agreement) == -1 ||
 	    conf_attr(x, n, "type", &leg->agreement_type) == -1))
 		return -1;
-	n = xml_child(node, CONF_NS, "service");
-	if (n == NULL)
+	if (conf_leg_services(x, node, leg) == -1 ||
+	    conf_leg_actions(x, node, leg) == -1)
+		return -1;
+	if (leg->n_services == 0 &&
+	    xml_child(node, CONF_NS, "anyService") == NULL)
 		return conf_fail(x, node, "pmode \"%s\": service missing",
 		    leg->id);
-	if (conf_elem_text(x, n, &leg->service) == -1 ||
-	    conf_attr(x, n, "type", &leg->service_type) == -1)
-		return -1;
-	if (leg->service_type == NULL && !conf_leg_is_uri(leg->service))
-		return conf_fail(x, n, "pmode \"%s\": service \"%s\" has no "
-		    "type and is not a URI (ebMS3 Core 5.2.2.8)", leg->id,
-		    leg->service);
-	r = conf_text(x, node, "action", &leg->action);
-	if (r == 0)
+	if (leg->n_actions == 0 &&
+	    xml_child(node, CONF_NS, "anyAction") == NULL)
 		return conf_fail(x, node, "pmode \"%s\": action missing",
 		    leg->id);
-	return r == -1 ? -1 : 0;
+	if (leg->n_services > 0) {
+		leg->service = leg->services[0].value;
+		leg->service_type = leg->services[0].type;
+	}
+	if (leg->n_actions > 0)
+		leg->action = leg->actions[0];
+	return 0;
 }
 
 /* Replace each run of XML white space in s by one space; s is trimmed
@@ -246,7 +314,7 @@ conf_leg_collapse(char *s)
  * the file check as `pmode "id": signer certificate`.  The schema bounds
  * the count; at least one is required here.
  */
-static int
+int
 conf_leg_files(struct conf_ctx *x, const struct pmode_leg *leg,
     const xmlNode *parent, const char *name, char ***ret, size_t *ret_n)
 {
@@ -273,6 +341,25 @@ conf_leg_files(struct conf_ctx *x, const struct pmode_leg *leg,
 }
 
 /*
+ * A leg trusting a network (issue 12) instead of listed <signer>s: only
+ * with signing="required" (a network member is known by its signature
+ * alone), and no <signer>/<trust> beside it.
+ */
+static int
+conf_leg_network(struct conf_ctx *x, const xmlNode *sec, const xmlNode *net,
+    struct pmode_leg *leg)
+{
+	if (xml_child(sec, CONF_NS, "signer") != NULL ||
+	    xml_child(sec, CONF_NS, "trust") != NULL)
+		return conf_fail(x, net, "pmode \"%s\": <network> replaces "
+		    "<signer> and <trust>: list one or the other", leg->id);
+	if (leg->signing != CONF_REQUIRED)
+		return conf_fail(x, net, "pmode \"%s\": <network> needs "
+		    "signing=\"required\"", leg->id);
+	return conf_network_parse(x, leg, net, &leg->network);
+}
+
+/*
  * <signer> and <trust> of a leg's <security> (sec, may be NULL).  A leg
  * that may receive signed messages must say whose signature it trusts
  * (issue 3: the certificate bound to the leg's eb:From party), and a signer
@@ -285,7 +372,10 @@ conf_leg_trust(struct conf_ctx *x, const xmlNode *node, const xmlNode *sec,
 {
 	xmlNodePtr signer = xml_child(sec, CONF_NS, "signer");
 	xmlNodePtr trust = xml_child(sec, CONF_NS, "trust");
+	xmlNodePtr net = xml_child(sec, CONF_NS, "network");
 
+	if (net != NULL)
+		return conf_leg_network(x, sec, net, leg);
 	if (signer == NULL && leg->signing != CONF_NEVER)
 		return conf_fail(x, sec != NULL ? sec : node, "pmode \"%s\": "
 		    "signing is %s but no <signer> names the partner "
@@ -355,6 +445,29 @@ conf_leg_business(struct conf_ctx *x, const xmlNode *node,
 	return r == -1 ? -1 : 0;
 }
 
+/* Open match fields (a <from> without partyId, <anyService/>,
+ * <anyAction/>) only on a network leg: there the signature says who
+ * sent; a listed-signer leg names its partner (issue 12).  The To party
+ * stays fixed everywhere. */
+static int
+conf_leg_open(const struct conf_ctx *x, const xmlNode *node,
+    const struct pmode_leg *leg)
+{
+	if (leg->to.n_ids == 0)
+		return conf_fail(x, node, "pmode \"%s\": to: partyId missing",
+		    leg->id);
+	if (leg->network != NULL)
+		return 0;
+	if (leg->from.n_ids == 0)
+		return conf_fail(x, node, "pmode \"%s\": from: partyId "
+		    "missing (only a <network> leg may leave it open)",
+		    leg->id);
+	if (leg->n_services == 0 || leg->n_actions == 0)
+		return conf_fail(x, node, "pmode \"%s\": <anyService/> and "
+		    "<anyAction/> need a <network> leg", leg->id);
+	return 0;
+}
+
 /* One <pmode> element into leg. */
 static int
 conf_leg_one(struct conf_ctx *x, const xmlNode *node, struct pmode_leg *leg)
@@ -381,7 +494,8 @@ conf_leg_one(struct conf_ctx *x, const xmlNode *node, struct pmode_leg *leg)
 	    conf_leg_trust(x, node, sec, leg) == -1 ||
 	    conf_leg_crypto(x, sec, leg) == -1 ||
 	    conf_peppol_parse(x, node, leg) == -1 ||
-	    conf_leg_business(x, node, leg) == -1)
+	    conf_leg_business(x, node, leg) == -1 ||
+	    conf_leg_open(x, node, leg) == -1)
 		return -1;
 	r = conf_uint(x, node, "retentionDays", 1, CONF_DAYS_MAX, &v);
 	if (r == -1)
@@ -419,158 +533,8 @@ conf_leg_parse(struct conf_ctx *x, const xmlNode *root)
 	return 0;
 }
 
-/* Could one message's party match both a and b?  Some PartyId in both
- * lists (a message naming only such ids), and roles that agree (NULL = any). */
-static int
-conf_leg_party_overlap(const struct conf_party *a, const struct conf_party *b)
-{
-	size_t i;
-
-	if (a->role != NULL && b->role != NULL && !conf_leg_eq(a->role, b->role))
-		return 0;
-	for (i = 0; i < a->n_ids; i++)
-		if (conf_leg_ids_have(b->ids, b->n_ids, &a->ids[i]))
-			return 1;
-	return 0;
-}
-
-/* The same party: the same PartyIds (as sets) and the same role. */
-static int
-conf_leg_party_same(const struct conf_party *a, const struct conf_party *b)
-{
-	size_t i;
-
-	if (a->n_ids != b->n_ids || !conf_leg_eq(a->role, b->role))
-		return 0;
-	for (i = 0; i < a->n_ids; i++)   /* no duplicates: one way suffices */
-		if (!conf_leg_ids_have(b->ids, b->n_ids, &a->ids[i]))
-			return 0;
-	return 1;
-}
-
-/* The fields other than the parties that a message is matched on. */
-static int
-conf_leg_collab_same(const struct pmode_leg *a, const struct pmode_leg *b)
-{
-	return conf_leg_eq(a->agreement, b->agreement) &&
-	    conf_leg_eq(a->agreement_type, b->agreement_type) &&
-	    conf_leg_eq(a->service, b->service) &&
-	    conf_leg_eq(a->service_type, b->service_type) &&
-	    conf_leg_eq(a->action, b->action);
-}
-
-/*
- * Two legs a message could match both (ignoring AgreementRef/@pmode): 0
- * none, 1 legs on one route (the same match fields, the same parties) that
- * only AgreementRef/@pmode tells apart, 2 a partial overlap (which of them a
- * message matches would depend on which of the shared PartyIds or roles it
- * names: a configuration mistake).
- */
-static int
-conf_leg_overlap(const struct pmode_leg *a, const struct pmode_leg *b)
-{
-	if (!conf_leg_collab_same(a, b) ||
-	    !conf_leg_party_overlap(&a->from, &b->from) ||
-	    !conf_leg_party_overlap(&a->to, &b->to))
-		return 0;
-	return conf_leg_party_same(&a->from, &b->from) &&
-	    conf_leg_party_same(&a->to, &b->to) ? 1 : 2;
-}
-
-/*
- * One party, one name (ebMS3 Core 5.2.2.4: a PartyId identifies one party):
- * two legs whose <what> lists share a PartyId name the same party, so they
- * must start with the same partyId (the canonical name the inbox records),
- * and different parties must not print the same canonical name.
- */
-static int
-conf_leg_party_names(const struct conf_ctx *x, size_t i, size_t j,
-    const char *what, const struct conf_party *a, const struct conf_party *b)
-{
-	const struct pmode_leg *legs = x->c->legs;
-	size_t k;
-	int shared = 0;
-
-	if (conf_leg_ids_have(a->ids, 1, &b->ids[0]))
-		return 0;       /* the same first partyId: the same name */
-	for (k = 0; k < a->n_ids && !shared; k++)
-		shared = conf_leg_ids_have(b->ids, b->n_ids, &a->ids[k]);
-	if (shared)
-		return conf_fail_line(x, x->leg_lines[i], "pmode \"%s\": %s "
-		    "shares a partyId with pmode \"%s\" (line %ld) but starts "
-		    "with another: the first partyId is the party's canonical "
-		    "name and must be the same", legs[i].id, what, legs[j].id,
-		    x->leg_lines[j]);
-	if (strcmp(a->name, b->name) == 0)
-		return conf_fail_line(x, x->leg_lines[i], "pmode \"%s\": %s "
-		    "\"%s\" is also the canonical name of another party in "
-		    "pmode \"%s\" (line %ld)", legs[i].id, what, a->name,
-		    legs[j].id, x->leg_lines[j]);
-	return 0;
-}
-
-/*
- * Legs a and b (at x->leg_lines[i], [j]) against each other.  Legs on one
- * route load (AS4.NET and Holodeck define several P-Modes on one route, told
- * apart by AgreementRef/@pmode; pmode_match refuses a message without @pmode
- * that matches both) but must authenticate the sender alike: otherwise
- * naming the weaker leg would borrow the party's identity without its key.
- * Any other overlap is refused.
- */
-static int
-conf_leg_pair(const struct conf_ctx *x, size_t i, size_t j)
-{
-	const struct pmode_leg *a = &x->c->legs[i], *b = &x->c->legs[j];
-
-	if (strcmp(a->id, b->id) == 0)
-		return conf_fail_line(x, x->leg_lines[i], "duplicate pmode id "
-		    "\"%s\" (first at line %ld)", a->id, x->leg_lines[j]);
-	if (conf_leg_party_names(x, i, j, "from", &a->from, &b->from) == -1 ||
-	    conf_leg_party_names(x, i, j, "to", &a->to, &b->to) == -1)
-		return -1;
-	switch (conf_leg_overlap(a, b)) {
-	case 0:
-		return 0;
-	case 1:
-		if ((a->peppol == NULL) != (b->peppol == NULL))
-			return conf_fail_line(x, x->leg_lines[i], "pmode "
-			    "\"%s\" and pmode \"%s\" (line %ld) share a route "
-			    "but only one has <peppol>: naming the other in "
-			    "AgreementRef/@pmode would skip the Peppol checks",
-			    a->id, b->id, x->leg_lines[j]);
-		if (a->signing == b->signing)
-			return 0;
-		return conf_fail_line(x, x->leg_lines[i], "pmode \"%s\" and "
-		    "pmode \"%s\" (line %ld) share a route but sign "
-		    "differently (%s, %s): naming the weaker one in "
-		    "AgreementRef/@pmode would borrow the party's identity",
-		    a->id, b->id, x->leg_lines[j], conf_policy_name(a->signing),
-		    conf_policy_name(b->signing));
-	default:
-		return conf_fail_line(x, x->leg_lines[i], "pmode \"%s\" is "
-		    "ambiguous: a message could match it and pmode \"%s\" "
-		    "(line %ld), which lists other PartyIds or roles; legs on "
-		    "one route must list the same parties", a->id, b->id,
-		    x->leg_lines[j]);
-	}
-}
-
-/* Unique leg ids; no two legs a message could both match, except legs on
- * one route told apart by AgreementRef/@pmode (conf_leg_pair). */
-int
-conf_leg_check(const struct conf_ctx *x)
-{
-	size_t i, j;
-
-	for (i = 1; i < x->c->n_legs; i++)
-		for (j = 0; j < i; j++)
-			if (conf_leg_pair(x, i, j) == -1)
-				return -1;
-	return 0;
-}
-
-/* Free an array of n strings and the array. */
-static void
+/* Free an array of n strings and the array; see conf_int.h. */
+void
 conf_leg_strv_free(char **v, size_t n)
 {
 	size_t i;
@@ -595,6 +559,19 @@ conf_leg_party_free(struct conf_party *p)
 	free(p->role);
 }
 
+/* Free n services and the array; accepts NULL. */
+static void
+conf_leg_services_free(struct conf_service *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && i < n; i++) {
+		free(v[i].value);
+		free(v[i].type);
+	}
+	free(v);
+}
+
 /* Free the strings of leg (not the struct); accepts NULL. */
 void
 conf_leg_free(struct pmode_leg *leg)
@@ -606,9 +583,9 @@ conf_leg_free(struct pmode_leg *leg)
 	free(leg->agreement_type);
 	conf_leg_party_free(&leg->from);
 	conf_leg_party_free(&leg->to);
-	free(leg->service);
-	free(leg->service_type);
-	free(leg->action);
+	conf_leg_services_free(leg->services, leg->n_services);
+	conf_leg_strv_free(leg->actions, leg->n_actions);
+	conf_network_free(leg->network);
 	conf_leg_strv_free(leg->signer_certs, leg->n_signer_certs);
 	conf_leg_strv_free(leg->trust_anchors, leg->n_trust_anchors);
 	conf_leg_strv_free(leg->trust_crls, leg->n_trust_crls);

@@ -123,13 +123,21 @@ deliver_json_leg(const struct conf *conf, const char *pmode_id)
  */
 static int
 deliver_json_party(struct buf *b, const char *key, const char *name,
-    const struct conf_party *p)
+    const struct conf_party *p, const char *open_type)
 {
 	const char *type = NULL, *id = NULL, *role = NULL;
+	size_t tl = open_type != NULL ? strlen(open_type) : 0;
 
-	if (p != NULL && name != NULL && strcmp(p->name, name) == 0) {
+	if (p != NULL && p->name != NULL && name != NULL &&
+	    strcmp(p->name, name) == 0) {
 		type = p->ids[0].type;
 		id = p->ids[0].value;
+		role = p->role;
+	} else if (p != NULL && p->n_ids == 0 && name != NULL && tl > 0 &&
+	    strncmp(name, open_type, tl) == 0 && name[tl] == ':') {
+		/* an open From (a network member): "type:value" */
+		type = open_type;
+		id = name + tl + 1;
 		role = p->role;
 	} else if (name != NULL && strchr(name, ':') == NULL) {
 		id = name;
@@ -140,6 +148,25 @@ deliver_json_party(struct buf *b, const char *key, const char *name,
 	    deliver_json_str(b, ", ", "role", role) == -1)
 		return -1;
 	return buf_puts(b, "}");
+}
+
+/* The @type of the leg's <service> with this value (the first listed), or
+ * NULL (none, untyped, or an open Service: the type is not recorded). */
+static const char *
+deliver_json_service_type(const struct pmode_leg *leg, const char *service)
+{
+	size_t i;
+
+	if (leg == NULL || service == NULL)
+		return NULL;
+	for (i = 0; i < leg->n_services; i++)
+		if (strcmp(leg->services[i].value, service) == 0)
+			return leg->services[i].type;
+	/* a leg built without the list (its first service only) */
+	if (leg->n_services == 0 && leg->service != NULL &&
+	    strcmp(leg->service, service) == 0)
+		return leg->service_type;
+	return NULL;
 }
 
 /* Append one part's object (see deliver.h). */
@@ -207,13 +234,13 @@ deliver_json(struct buf *b, const struct store_delivery *d,
 	    deliver_json_str(b, T, "from", d->from_party) == -1 ||
 	    deliver_json_str(b, T, "to", d->to_party) == -1 ||
 	    deliver_json_party(b, "from_party", d->from_party,
-	    leg != NULL ? &leg->from : NULL) == -1 ||
+	    leg != NULL ? &leg->from : NULL, leg != NULL &&
+	    leg->network != NULL ? leg->network->party_type : NULL) == -1 ||
 	    deliver_json_party(b, "to_party", d->to_party,
-	    leg != NULL ? &leg->to : NULL) == -1 ||
+	    leg != NULL ? &leg->to : NULL, NULL) == -1 ||
 	    deliver_json_str(b, T, "service", d->service) == -1 ||
-	    deliver_json_str(b, T, "service_type", leg != NULL &&
-	    strcmp(leg->service, d->service) == 0 ? leg->service_type :
-	    NULL) == -1 ||
+	    deliver_json_str(b, T, "service_type",
+	    deliver_json_service_type(leg, d->service)) == -1 ||
 	    deliver_json_str(b, T, "action", d->action) == -1 ||
 	    deliver_json_str(b, T, "conversation_id",
 	    d->conversation_id) == -1 ||

@@ -39,6 +39,44 @@ gateway_need(enum conf_policy p)
 	    p == CONF_OPTIONAL ? WSS_OPTIONAL : WSS_NEVER;
 }
 
+/* conf's party rule sources -> trust's (conf does not depend on trust) */
+static enum trust_party_source
+gateway_party_source(enum conf_party_source s)
+{
+	switch (s) {
+	case CONF_PARTY_SUBJECT: return TRUST_PARTY_SUBJECT;
+	case CONF_PARTY_SAN_URI: return TRUST_PARTY_SAN_URI;
+	case CONF_PARTY_SAN_DNS: return TRUST_PARTY_SAN_DNS;
+	case CONF_PARTY_SAN_EMAIL: return TRUST_PARTY_SAN_EMAIL;
+	default: return TRUST_PARTY_CN;
+	}
+}
+
+/* The trust of a <network> leg (issue 12): the network's anchors, CRLs,
+ * issuers, policies and party rule. */
+static int
+gateway_trust_network(const struct conf_network *n, struct trust **ret,
+    struct err *err)
+{
+	struct trust_network tn = {
+		.issuers = (const char *const *)n->issuers,
+		.n_issuers = n->n_issuers,
+		.policies = (const char *const *)n->policies,
+		.n_policies = n->n_policies,
+		.party_source = gateway_party_source(n->party_source),
+		.party_attribute = n->party_attribute,
+	};
+	struct trust_files f = {
+		.anchors = (const char *const *)n->anchors,
+		.n_anchors = n->n_anchors,
+		.crls = (const char *const *)n->crls,
+		.n_crls = n->n_crls,
+		.network = &tn,
+	};
+
+	return trust_new(&f, ret, err);
+}
+
 /* The trust of one leg: its signers, anchors and CRLs (src/trust). */
 static int
 gateway_trust(const struct pmode_leg *leg, struct trust **ret,
@@ -98,8 +136,13 @@ gateway_leg_init(const struct gateway *gw, const struct pmode_leg *leg,
 	p->max_xml_nodes = c->limits.max_attachment_xml_nodes;
 	p->max_xml_attributes = c->limits.max_xml_attributes;
 	p->max_memory = c->limits.request_memory_bytes;
-	if (leg->n_signer_certs > 0 && gateway_trust(leg, &gl->trust, err) == -1)
+	if (leg->network != NULL) {
+		if (gateway_trust_network(leg->network, &gl->trust, err) == -1)
+			goto fail;
+	} else if (leg->n_signer_certs > 0 &&
+	    gateway_trust(leg, &gl->trust, err) == -1) {
 		goto fail;
+	}
 	if (gl->trust != NULL && leg->revocation != CONF_NEVER)
 		trust_set_revocation(gl->trust, gw->revoc,
 		    leg->revocation == CONF_REQUIRED ? TRUST_REVOC_REQUIRE :
@@ -239,6 +282,26 @@ gateway_decrypted_type(struct arena *a, struct ebms_part *p,
 }
 
 /*
+ * A network leg (issue 12, README "Networks"): once the signature has
+ * verified, the certificate that made it must name the eb:From PartyId
+ * the message claims (pmode_match let through exactly one, of the party
+ * rule's type).  A member claiming another member's id is EBMS:0101;
+ * nothing has been stored yet.  Other legs: bound by their signer list.
+ */
+static int
+gateway_member(const struct gateway_leg *gl, const struct ebms_user_message *um,
+    const struct wss_result *res, struct err *err)
+{
+	if (!trust_is_network(gl->trust))
+		return 0;
+	if (!res->verified || um->from.n_ids != 1)
+		return err_set(err, ERR_EBMS, "EBMS:0101",
+		    "certificate not bound to the sending party");
+	return trust_party_check(gl->trust, res->signer_cert,
+	    um->from.ids[0].value, err);
+}
+
+/*
  * WS-Security under the leg's policy (issue 3): decrypt the attachments,
  * verify the signature over eb:Messaging, the Body and every attachment,
  * then put the final bytes back into the UserMessage's parts and gunzip
@@ -269,7 +332,8 @@ gateway_secure(const struct gateway *gw, struct arena *a,
 		n++;
 	}
 	if (wss_inbound(a, env->doc, um->messaging, env->body, parts, n,
-	    &gl->policy, res, err) == -1)
+	    &gl->policy, res, err) == -1 ||
+	    gateway_member(gl, um, res, err) == -1)
 		return -1;
 	for (i = 0, n = 0; i < um->n_parts; i++) {
 		if (um->parts[i].mime == NULL)
@@ -640,8 +704,11 @@ gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
 	if (gateway_parse(gw, a, req, &env, &um, ans) == 0 &&
 	    pmode_match(gw->conf, um, &leg, &ans->err) == 1) {
 		ans->pmode = leg->id;
-		/* the leg's party, not the message's first PartyId */
-		ans->from_party = leg->from.name;
+		/* the leg's party, not the message's first PartyId (an open
+		 * From: the one it carries, bound after verification) */
+		ans->from_party = conf_from_name(a, leg, um->from.n_ids == 1 ?
+		    um->from.ids[0].type : NULL, um->from.n_ids == 1 ?
+		    um->from.ids[0].value : NULL);
 		secured = gateway_secure(gw, a, &env, um,
 		    &gw->legs[leg - gw->conf->legs], &sec, &ans->err) == 0;
 		ans->decrypt_retiring = sec.decrypted_retiring;

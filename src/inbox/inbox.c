@@ -113,9 +113,12 @@ inbox_message(struct arena *a, const struct ebms_user_message *um,
 		    "no P-Mode leg for the inbox row");
 	/* the leg's configured parties, not what the message named first:
 	 * pmode_match checked that every PartyId is one of theirs (conf.h
-	 * struct conf_party: the canonical name) */
+	 * struct conf_party: the canonical name); on a network leg with an
+	 * open From, the one PartyId the signer's certificate names */
 	m->message_id = um->message_id;
-	m->from_party = leg->from.name;
+	m->from_party = conf_from_name(a, leg, um->from.n_ids == 1 ?
+	    um->from.ids[0].type : NULL, um->from.n_ids == 1 ?
+	    um->from.ids[0].value : NULL);
 	m->to_party = leg->to.name;
 	m->service = um->service;
 	m->action = um->action;
@@ -125,7 +128,8 @@ inbox_message(struct arena *a, const struct ebms_user_message *um,
 	m->source = peer;
 	m->received_at_ms = clock_epoch_ms();
 	m->partition_key = inbox_partition_key(a, m->received_at_ms);
-	if (m->partition_key == NULL || inbox_parts(a, um, m) == -1)
+	if (m->from_party == NULL || m->partition_key == NULL ||
+	    inbox_parts(a, um, m) == -1)
 		return err_set(err, ERR_INTERNAL, NULL,
 		    "could not build the inbox row (out of request memory)");
 	if (inbox_hash(a, um, m) == -1)

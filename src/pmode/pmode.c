@@ -87,6 +87,48 @@ pmode_party_ok(const struct conf_party *leg, const struct ebms_party *msg)
 	return 1;
 }
 
+/*
+ * The From of a network leg (issue 12): exactly one PartyId, the one the
+ * sender's certificate must name (checked after verification, gateway),
+ * of the party rule's type; when the leg lists PartyIds, one of those.
+ */
+static int
+pmode_network_from_ok(const struct pmode_leg *leg, const struct ebms_party *msg)
+{
+	if (msg->ids == NULL || msg->n_ids != 1 ||
+	    !pmode_eq(msg->ids[0].type, leg->network->party_type))
+		return 0;
+	return leg->from.n_ids == 0 || pmode_party_has(&leg->from, &msg->ids[0]);
+}
+
+/* Service (type == 0: the value; 1: value and @type) one of the leg's
+ * (none listed: any). */
+static int
+pmode_service_ok(const struct pmode_leg *leg,
+    const struct ebms_user_message *um, int type)
+{
+	size_t i;
+
+	for (i = 0; i < leg->n_services; i++)
+		if (pmode_eq(leg->services[i].value, um->service) &&
+		    (!type || pmode_eq(leg->services[i].type,
+		    um->service_type)))
+			return 1;
+	return leg->n_services == 0;
+}
+
+/* Action one of the leg's (none listed: any). */
+static int
+pmode_action_ok(const struct pmode_leg *leg, const char *action)
+{
+	size_t i;
+
+	for (i = 0; i < leg->n_actions; i++)
+		if (pmode_eq(leg->actions[i], action))
+			return 1;
+	return leg->n_actions == 0;
+}
+
 /* The message's value of a single-valued field (not the PartyIds). */
 static const char *
 pmode_msg_value(const struct ebms_user_message *um, enum pmode_field f)
@@ -132,7 +174,9 @@ pmode_field_ok(const struct pmode_leg *leg, const struct ebms_user_message *um,
 		return um->agreement_pmode == NULL ||
 		    pmode_eq(leg->id, um->agreement_pmode);
 	case PMODE_F_FROM_PARTY:
-		return pmode_party_ok(&leg->from, &um->from);
+		return leg->network != NULL ?
+		    pmode_network_from_ok(leg, &um->from) :
+		    pmode_party_ok(&leg->from, &um->from);
 	case PMODE_F_TO_PARTY:
 		return pmode_party_ok(&leg->to, &um->to);
 	case PMODE_F_FROM_ROLE:
@@ -140,6 +184,12 @@ pmode_field_ok(const struct pmode_leg *leg, const struct ebms_user_message *um,
 		/* a leg without role accepts any Role */
 		return pmode_leg_value(leg, f) == NULL ||
 		    pmode_eq(pmode_leg_value(leg, f), pmode_msg_value(um, f));
+	case PMODE_F_SERVICE:
+		return pmode_service_ok(leg, um, 0);
+	case PMODE_F_SERVICE_TYPE:
+		return pmode_service_ok(leg, um, 1);
+	case PMODE_F_ACTION:
+		return pmode_action_ok(leg, um->action);
 	default:
 		return pmode_eq(pmode_leg_value(leg, f),
 		    pmode_msg_value(um, f));
@@ -225,6 +275,24 @@ pmode_put_msg(struct pmode_text *t, const struct ebms_user_message *um,
 	}
 }
 
+/* Does the leg accept any value of field f (not the PartyIds)? */
+static int
+pmode_leg_open(const struct pmode_leg *leg, enum pmode_field f)
+{
+	switch (f) {
+	case PMODE_F_FROM_ROLE:
+	case PMODE_F_TO_ROLE:
+		return pmode_leg_value(leg, f) == NULL;
+	case PMODE_F_SERVICE:
+	case PMODE_F_SERVICE_TYPE:
+		return leg->n_services == 0;
+	case PMODE_F_ACTION:
+		return leg->n_actions == 0;
+	default:
+		return 0;
+	}
+}
+
 /* The leg's side of field f. */
 static void
 pmode_put_leg(struct pmode_text *t, const struct pmode_leg *leg,
@@ -234,17 +302,24 @@ pmode_put_leg(struct pmode_text *t, const struct pmode_leg *leg,
 	    &leg->to;
 	size_t i;
 
-	if (f == PMODE_F_FROM_PARTY || f == PMODE_F_TO_PARTY) {
+	if (f == PMODE_F_FROM_PARTY && p->n_ids == 0) {
+		pmode_put(t, "one PartyId of type ");
+		pmode_put_value(t, leg->network != NULL ?
+		    leg->network->party_type : NULL, NULL);
+	} else if (f == PMODE_F_FROM_PARTY || f == PMODE_F_TO_PARTY) {
 		for (i = 0; i < p->n_ids; i++) {
 			if (i > 0)
 				pmode_put(t, ", ");
 			pmode_put_value(t, p->ids[i].value, p->ids[i].type);
 		}
-	} else if ((f == PMODE_F_FROM_ROLE || f == PMODE_F_TO_ROLE) &&
-	    pmode_leg_value(leg, f) == NULL)
+	} else if (pmode_leg_open(leg, f)) {
 		pmode_put(t, "any");
-	else
+	} else {
 		pmode_put_value(t, pmode_leg_value(leg, f), NULL);
+		if ((f == PMODE_F_SERVICE && leg->n_services > 1) ||
+		    (f == PMODE_F_ACTION && leg->n_actions > 1))
+			pmode_put(t, " and others");
+	}
 }
 
 /* err.detail for a mismatch: `leg "x": Service differs: got "a", leg has

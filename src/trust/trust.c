@@ -176,9 +176,14 @@ trust_new(const struct trust_files *f, struct trust **ret, struct err *err)
 	struct trust *t = NULL;
 	int rc = -1;
 
-	if (f->n_signers == 0 || f->n_anchors == 0) {
+	if ((f->n_signers == 0 && f->network == NULL) || f->n_anchors == 0) {
 		err_set(err, ERR_CONF, NULL, "signature trust needs signer "
 		    "certificates and trust anchors");
+		goto out;
+	}
+	if (f->n_signers > 0 && f->network != NULL) {
+		err_set(err, ERR_CONF, NULL, "a network trust lists no signer "
+		    "certificates");
 		goto out;
 	}
 	t = calloc(1, sizeof(*t));
@@ -187,7 +192,8 @@ trust_new(const struct trust_files *f, struct trust **ret, struct err *err)
 		err_set(err, ERR_INTERNAL, NULL, "out of memory");
 		goto out;
 	}
-	if (trust_load(t, f, err) < 0)
+	if (trust_load(t, f, err) < 0 ||
+	    (f->network != NULL && trust_party_init(t, f->network, err) < 0))
 		goto out;
 	if ((t->seen = trust_seen_new(t->n_signers)) == NULL) {
 		err_set(err, ERR_INTERNAL, NULL, "out of memory");
@@ -213,10 +219,18 @@ trust_free(struct trust *t)
 	for (i = 0; t->signers != NULL && i < t->n_signers; i++)
 		free(t->signers[i].der);
 	trust_seen_free(t->seen);
+	trust_party_free(t);
 	sk_X509_pop_free(t->certs, X509_free);
 	free(t->signers);
 	X509_STORE_free(t->anchors);
 	free(t);
+}
+
+/* Is t a network trust?  See trust.h. */
+int
+trust_is_network(const struct trust *t)
+{
+	return t != NULL && t->network;
 }
 
 /* The signer DER-equal to cert; see trust_int.h. */

@@ -26,8 +26,35 @@
  */
 struct trust;
 
+/* Where a network member's PartyId is read in its certificate
+ * (trust_party.c). */
+enum trust_party_source {
+	TRUST_PARTY_CN = 0,        /* the subject's commonName */
+	TRUST_PARTY_SUBJECT,       /* the subject attribute party_attribute */
+	TRUST_PARTY_SAN_URI,       /* a subjectAltName URI */
+	TRUST_PARTY_SAN_DNS,       /* ... dNSName */
+	TRUST_PARTY_SAN_EMAIL,     /* ... rfc822Name */
+};
+
+/*
+ * A network (issue 12): any certificate chaining to the anchors may sign,
+ * when (if listed) its issuer is one of issuers (RFC 4514 strings, read by
+ * trust_dn_parse either way round) and it carries one of policies (dotted
+ * OIDs in its certificatePolicies), for the PartyId the party rule reads
+ * in it (trust_party_check).
+ */
+struct trust_network {
+	const char *const *issuers;
+	size_t n_issuers;
+	const char *const *policies;
+	size_t n_policies;
+	enum trust_party_source party_source;
+	const char *party_attribute;  /* TRUST_PARTY_SUBJECT: OID or short name */
+};
+
 /* What a trust is built from: PEM files (each may hold several
- * certificates) and CRL files (PEM, several per file, or one DER CRL). */
+ * certificates) and CRL files (PEM, several per file, or one DER CRL);
+ * with network set, no signers (a network trust, trust_network). */
 struct trust_files {
 	const char *const *signers;
 	size_t n_signers;
@@ -35,6 +62,7 @@ struct trust_files {
 	size_t n_anchors;
 	const char *const *crls;     /* may be NULL when n_crls is 0 */
 	size_t n_crls;
+	const struct trust_network *network;  /* NULL: listed signers */
 };
 
 /*
@@ -74,13 +102,16 @@ X509 *trust_find_issuer(const struct trust *t, const ASN1_INTEGER *serial,
 
 /*
  * trust_chain.c: may cert sign for this leg?  It is one of t's signers
- * (DER-equal; else "certificate not bound to the sending party"), its
+ * (DER-equal; else "certificate not bound to the sending party") — for a
+ * network trust: its issuer is one of the network's (when listed) — its
  * keyUsage (when present) includes digitalSignature, it chains (with the
  * untrusted chain, may be NULL) to one of t's anchors, and it and the chain
  * are valid at at_ms (0 = now; RFC 5280 6.1.3 (a)(2)); with CRLs it is not
  * revoked by a CRL current at at_ms.  Anchors need not be self-signed
  * (X509_V_FLAG_PARTIAL_CHAIN: eDelivery AS4 1.15, 1.5.3.3 allows chain
- * prefixes).  Else EBMS:0101 with the reason in err.detail.
+ * prefixes).  A network member's certificate must also carry one of the
+ * network's policies (when listed).  Else EBMS:0101 with the reason in
+ * err.detail.
  */
 int trust_chain_check(const struct trust *t, X509 *cert,
     STACK_OF(X509) *chain, int64_t at_ms, struct err *err);
@@ -113,6 +144,22 @@ void trust_set_revocation(struct trust *t, struct trust_revoc *r,
  */
 int trust_chain_window(const struct trust *t, const X509 *cert,
     int64_t *ret_from_ms, int64_t *ret_until_ms);
+
+/* Is t a network trust (any member may sign, trust_party_check binds the
+ * party)?  1 / 0; t may be NULL. */
+int trust_is_network(const struct trust *t);
+
+/*
+ * trust_party.c: does cert (a network member, trust_chain_check passed)
+ * name the PartyId value claimed, by t's party rule?  The CN or subject
+ * attribute must occur once in the subject and equal claimed byte for
+ * byte; a subjectAltName of the rule's kind may be any one of those the
+ * certificate lists.  0 yes; -1 EBMS:0101 ("certificate not bound to the
+ * sending party", what the certificate names in err.detail).  A trust of
+ * listed signers answers 0 (its binding is the signer list).
+ */
+int trust_party_check(const struct trust *t, X509 *cert, const char *claimed,
+    struct err *err);
 
 /*
  * trust_dn.c: read a distinguished name string — RFC 4514 (escapes "\,"

@@ -179,6 +179,60 @@ out:
 	return rc;
 }
 
+/* keyUsage (when present) allows digitalSignature (RFC 5280 4.2.1.3). */
+static int
+trust_chain_may_sign(X509 *cert, struct err *err)
+{
+	if ((X509_get_extension_flags(cert) & EXFLAG_KUSAGE) != 0 &&
+	    (X509_get_key_usage(cert) & KU_DIGITAL_SIGNATURE) == 0)
+		return trust_fail(err, "certificate may not sign",
+		    "keyUsage lacks digitalSignature");
+	return 0;
+}
+
+/*
+ * A network member (issue 12): the issuer one of the network's, keyUsage,
+ * the chain to the network's anchors at at_ms (never cached: members are
+ * many and their windows unknown), then the certificate policy.  The
+ * party it may sign for is trust_party_check()'s question.
+ */
+static int
+trust_chain_member(const struct trust *t, X509 *cert, STACK_OF(X509) *chain,
+    struct trust_chain_at *at, struct err *err)
+{
+	if (trust_party_issuer_ok(t, cert, err) < 0 ||
+	    trust_chain_may_sign(cert, err) < 0 ||
+	    trust_chain_verify(t, NULL, cert, chain, at, err) < 0 ||
+	    trust_party_policy_ok(t, cert, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* A listed signer: bound (DER-equal), keyUsage, and the chain, verified
+ * or known from a remembered window. */
+static int
+trust_chain_signer(const struct trust *t, X509 *cert, STACK_OF(X509) *chain,
+    struct trust_chain_at *at, struct err *err)
+{
+	const struct trust_signer *s = trust_signer_of(t, cert);
+	int cacheable;
+
+	if (s == NULL)
+		return trust_fail(err, "certificate not bound to the sending "
+		    "party", NULL);
+	if (trust_chain_may_sign(cert, err) < 0)
+		return -1;
+	/* with CRLs the answer also depends on the CRLs' periods, with live
+	 * revocation on the responders', and with certificates from the
+	 * message on those: verify every time */
+	cacheable = t->vflags == 0 && sk_X509_num(chain) <= 0 &&
+	    t->revoc_mode == TRUST_REVOC_OFF;
+	if (cacheable && trust_chain_known(t, s, at->at_ms))
+		return 0;
+	return trust_chain_verify(t, cacheable ? s : NULL, cert, chain, at,
+	    err);
+}
+
 /* May cert sign for this leg?  See trust.h. */
 int
 trust_chain_check(const struct trust *t, X509 *cert, STACK_OF(X509) *chain,
@@ -195,33 +249,17 @@ trust_chain_check_note(const struct trust *t, X509 *cert,
 {
 	struct trust_revoc_note note = {0};
 	struct trust_chain_at at = { at_ms, &note };
-	const struct trust_signer *s;
-	int rc = -1, cacheable;
+	int rc;
 
-	if (cert == NULL || (s = trust_signer_of(t, cert)) == NULL) {
-		trust_fail(err, "certificate not bound to the sending party",
-		    NULL);
-		goto out;
-	}
-	if ((X509_get_extension_flags(cert) & EXFLAG_KUSAGE) != 0 &&
-	    (X509_get_key_usage(cert) & KU_DIGITAL_SIGNATURE) == 0) {
-		trust_fail(err, "certificate may not sign",
-		    "keyUsage lacks digitalSignature");
-		goto out;
-	}
-	/* with CRLs the answer also depends on the CRLs' periods, with live
-	 * revocation on the responders', and with certificates from the
-	 * message on those: verify every time */
-	cacheable = t->vflags == 0 && sk_X509_num(chain) <= 0 &&
-	    t->revoc_mode == TRUST_REVOC_OFF;
-	if (cacheable && trust_chain_known(t, s, at_ms))
-		rc = 0;
+	if (cert == NULL)
+		rc = trust_fail(err, "certificate not bound to the sending "
+		    "party", NULL);
+	else if (t->network)
+		rc = trust_chain_member(t, cert, chain, &at, err);
 	else
-		rc = trust_chain_verify(t, cacheable ? s : NULL, cert, chain,
-		    &at, err);
+		rc = trust_chain_signer(t, cert, chain, &at, err);
 	if (rc == 0 && ret_note != NULL)
 		*ret_note = note;
-out:
 	ERR_clear_error();
 	return rc;
 }

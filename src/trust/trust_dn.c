@@ -4,7 +4,7 @@
  * ';' between RDNs, "S=", "E=", "OID.2.5.4.3=").  The one reader of such
  * strings in the gateway; see trust.h for what is accepted.
  */
-#include "trust.h"
+#include "trust_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +68,25 @@ trust_dn_space(const char *p)
 	return p;
 }
 
+/* RFC 4512 1.4: numericoid = number 1*( DOT number ); see trust_int.h. */
+int
+trust_dn_numericoid(const char *s)
+{
+	size_t n, arcs = 0;
+
+	for (;;) {
+		n = strspn(s, "0123456789");
+		if (n == 0)
+			return 0;
+		arcs++;
+		s += n;
+		if (*s == '\0')
+			return arcs >= 2;
+		if (*s++ != '.')
+			return 0;
+	}
+}
+
 /* A keyword's or dotted OID's object (RFC 4514 3: descr / numericoid). */
 static int
 trust_dn_object(char *key, size_t n, ASN1_OBJECT **ret)
@@ -77,6 +96,8 @@ trust_dn_object(char *key, size_t n, ASN1_OBJECT **ret)
 	if (strncasecmp(key, "OID.", 4) == 0)
 		memmove(key, key + 4, n - 3);
 	if (key[0] >= '0' && key[0] <= '9') {
+		if (!trust_dn_numericoid(key))
+			return -1;
 		*ret = OBJ_txt2obj(key, 1);
 		return *ret != NULL ? 0 : -1;
 	}
@@ -145,7 +166,8 @@ out:
 /*
  * A plain or quoted string value with RFC 4514 escapes ("\," "\2C");
  * unescaped trailing spaces are dropped.  Stops at an unescaped ',' ';' or
- * '+' (plain) or at the closing quote.
+ * '+' (plain) or at the closing quote.  A '\' that escapes nothing (last
+ * in the string) is malformed.
  */
 static int
 trust_dn_string(const char **pp, struct trust_dn *dn, struct trust_dn_ava *ava)
@@ -163,7 +185,9 @@ trust_dn_string(const char **pp, struct trust_dn *dn, struct trust_dn_ava *ava)
 		    (lo = codec_hexval(p[2])) >= 0) {
 			out[n++] = (unsigned char)(hi << 4 | lo);
 			p += 2;
-		} else if (*p == '\\' && p[1] != '\0') {
+		} else if (*p == '\\') {
+			if (p[1] == '\0')
+				return -1;
 			out[n++] = (unsigned char)*++p;
 		} else {
 			out[n++] = (unsigned char)*p;

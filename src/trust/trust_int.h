@@ -48,7 +48,29 @@ struct trust {
 	struct trust_seen *seen;
 	struct trust_revoc *revoc;             /* the server's; not owned */
 	enum trust_revoc_mode revoc_mode;      /* live revocation (issue 12) */
+	/* a network trust (trust_network): no signers */
+	int network;
+	X509_NAME **issuers;                   /* 2 per issuer string: both readings */
+	size_t n_issuers;
+	ASN1_OBJECT **policies;
+	size_t n_policies;
+	enum trust_party_source party_source;
+	ASN1_OBJECT *party_attr;               /* TRUST_PARTY_SUBJECT */
 };
+
+/* trust_party.c: read the network settings of n into t (issuer names,
+ * policy OIDs, the party rule); ERR_CONF naming what cannot be read. */
+int trust_party_init(struct trust *t, const struct trust_network *n,
+    struct err *err);
+
+/* trust_party.c: free what trust_party_init made; accepts a trust
+ * without. */
+void trust_party_free(struct trust *t);
+
+/* trust_party.c: the network checks of cert after its chain verified:
+ * issuer (checked before) and policy.  0 / -1 EBMS:0101. */
+int trust_party_issuer_ok(const struct trust *t, X509 *cert, struct err *err);
+int trust_party_policy_ok(const struct trust *t, X509 *cert, struct err *err);
 
 /* trust.c: the signer DER-equal to cert, or NULL. */
 const struct trust_signer *trust_signer_of(const struct trust *t,
@@ -57,6 +79,10 @@ const struct trust_signer *trust_signer_of(const struct trust *t,
 /* trust.c: record an EBMS:0101 FailedAuthentication with log-only detail
  * (may be NULL); returns -1. */
 int trust_fail(struct err *err, const char *msg, const char *detail);
+
+/* trust_dn.c: is s a dotted OID (RFC 4512 1.4 numericoid: two or more
+ * arcs of digits, no empty arc)?  1 / 0.  OBJ_txt2obj takes "1..2". */
+int trust_dn_numericoid(const char *s);
 
 /* trust_pem.c: append every certificate of a PEM file to sk; a file
  * without any is an error that names the file. */

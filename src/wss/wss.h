@@ -176,6 +176,7 @@ unsigned wss_alg_from_uri(const char *uri);
 
 /* Who may sign for a leg's party: src/trust (trust.h). */
 struct trust;
+struct x509_st;                      /* OpenSSL's X509 */
 
 /*
  * The gateway's decryption pairs of one leg (wss_keyring.c): 1 ..
@@ -258,6 +259,7 @@ struct wss_result {
 	 * the leg's revocation="prefer" let the message pass (the pipeline
 	 * logs a warning); why, for the log (arena) */
 	const char *revocation_note;
+	struct x509_st *signer_cert;     /* the signing certificate (arena), NULL unless verified */
 	/*
 	 * For a cache of verified requests (gateway_replay.c): the very same
 	 * request would pass again, the same way, at every instant (epoch ms,

@@ -694,6 +694,7 @@ wss_in_result(struct wss_in *in, struct wss_result *res, struct err *err)
 	(void)X509_NAME_oneline(X509_get_subject_name(in->cert), subject,
 	    sizeof(subject));
 	res->signer = arena_strdup(in->a, subject);
+	res->signer_cert = in->cert;
 	if (res->references == NULL || res->signer == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	for (i = 0; i < in->n_refs; i++)

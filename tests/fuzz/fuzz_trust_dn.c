@@ -85,13 +85,30 @@ fuzz_trust_dn_mirror(const X509_NAME *rfc, const X509_NAME *fwd,
 		fuzz_trust_dn_die("readings are not mirrors", in);
 }
 
-/* The RFC 2253 print of rfc reads back as an equal name (when it prints
- * and both names canonicalise: X509_NAME_cmp -2 is "cannot compare"). */
+/* Does name hold a NumericString ("#12..." value)?  X509_NAME_cmp does
+ * not canonicalise that type, and its RFC 2253 print reads back as a
+ * UTF8String: such a name cannot compare equal to its print. */
+static int
+fuzz_trust_dn_numeric(const X509_NAME *name)
+{
+	int i;
+
+	for (i = 0; i < X509_NAME_entry_count(name); i++)
+		if (ASN1_STRING_type(X509_NAME_ENTRY_get_data(
+		    X509_NAME_get_entry(name, i))) == V_ASN1_NUMERICSTRING)
+			return 1;
+	return 0;
+}
+
+/* The RFC 2253 print of rfc reads back as an equal name (when it prints,
+ * holds no NumericString, and both names canonicalise: X509_NAME_cmp -2
+ * is "cannot compare"). */
 static void
 fuzz_trust_dn_round(const X509_NAME *rfc, const char *in)
 {
 	X509_NAME *again = NULL, *again_fwd = NULL;
-	char *printed = fuzz_trust_dn_print(rfc);
+	char *printed = fuzz_trust_dn_numeric(rfc) ? NULL :
+	    fuzz_trust_dn_print(rfc);
 	int cmp;
 
 	if (printed != NULL && strlen(printed) <= FUZZ_TRUST_DN_MAX &&

@@ -381,6 +381,84 @@ test_pmode_party(void **state)
 	conf_free(conf);
 }
 
+/* ---- issue 12: network legs (tests/unit/conf/pmode-network.xml) ---- */
+
+#define AP(v) { "urn:test:ap", v }
+
+static const struct pmode_network_case {
+	const char *name;
+	struct ebms_party_id from[2];
+	size_t n_from;
+	const char *service, *service_type, *action;
+	const char *leg;        /* expected leg, or NULL: EBMS:0010 */
+	const char *detail;     /* substring of err.detail when refused */
+} pmode_network_cases[] = {
+	{ "a member, first service, any action", { AP("POP1") }, 1,
+	    "urn:test:svc", NULL, "Anything", "net", NULL },
+	{ "another member, second service", { AP("POP2") }, 1, "other-svc",
+	    "t", "Submit", "net", NULL },
+	{ "second service without its type", { AP("POP1") }, 1, "other-svc",
+	    NULL, "x", NULL, "leg \"net\": Service/@type differs" },
+	{ "a service not listed", { AP("POP1") }, 1, "urn:nope", NULL, "x",
+	    NULL, "Service differs: got \"urn:nope\", leg has "
+	    "\"urn:test:svc\" and others" },
+	{ "two PartyIds", { AP("POP1"), AP("POP2") }, 2, "urn:test:svc", NULL,
+	    "x", NULL, "leg has one PartyId of type \"urn:test:ap\"" },
+	{ "the member's id untyped", { { NULL, "POP1" } }, 1, "urn:test:svc",
+	    NULL, "x", NULL, "From/PartyId differs" },
+	{ "the listed party", { { NULL, "urn:test:listed" } }, 1,
+	    "urn:test:svc", NULL, "Submit", "listed", NULL },
+	/* the closest leg is the open one (its Action is any) */
+	{ "the listed party, another action", { { NULL, "urn:test:listed" } },
+	    1, "urn:test:svc", NULL, "Cancel", NULL, "leg \"net\": "
+	    "From/PartyId differs: got \"urn:test:listed\"" },
+};
+
+/* An open From takes one PartyId of the party rule's type; Service is one
+ * of the listed, Action any; the listed leg beside it is unchanged. */
+static void
+test_pmode_network(void **state)
+{
+	static const struct ebms_party_id gw = GW;
+	const struct pmode_network_case *t;
+	const struct pmode_leg *leg;
+	struct ebms_user_message um;
+	struct conf *conf = NULL;
+	struct err err;
+	size_t i;
+	int rc;
+
+	(void)state;
+	err_clear(&err);
+	if (conf_load(AS4GW_SOURCE_DIR "/tests/unit/conf/pmode-network.xml",
+	    &conf, &err) == -1)
+		fail_msg("%s (%s)", err.msg, err.detail);
+	for (i = 0; i < sizeof(pmode_network_cases) /
+	    sizeof(pmode_network_cases[0]); i++) {
+		t = &pmode_network_cases[i];
+		memset(&um, 0, sizeof(um));
+		um.message_id = "m1@test";
+		um.from.ids = (struct ebms_party_id *)(uintptr_t)t->from;
+		um.from.n_ids = t->n_from;
+		um.to.ids = (struct ebms_party_id *)(uintptr_t)&gw;
+		um.to.n_ids = 1;
+		um.service = t->service;
+		um.service_type = t->service_type;
+		um.action = t->action;
+		leg = NULL;
+		err_clear(&err);
+		rc = pmode_match(conf, &um, &leg, &err);
+		if (t->leg != NULL && (rc != 1 || strcmp(leg->id, t->leg) != 0))
+			fail_msg("%s: rc %d (%s)", t->name, rc, err.detail);
+		if (t->leg == NULL && (rc != -1 ||
+		    strcmp(err.ebms_code, "EBMS:0010") != 0 ||
+		    strstr(err.detail, t->detail) == NULL))
+			fail_msg("%s: rc %d %s \"%s\"", t->name, rc,
+			    err.ebms_code != NULL ? err.ebms_code : "", err.detail);
+	}
+	conf_free(conf);
+}
+
 /* Load the legs once for the group. */
 static int
 pmode_setup(void **state)
@@ -415,6 +493,7 @@ main(void)
 		cmocka_unit_test(test_pmode_no_legs),
 		cmocka_unit_test(test_pmode_no_party_ids),
 		cmocka_unit_test(test_pmode_party),
+		cmocka_unit_test(test_pmode_network),
 	};
 
 	xml_global_init();

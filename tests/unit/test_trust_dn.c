@@ -89,6 +89,7 @@ static const struct dn_case {
 	/* OIDs as keys */
 	{ "2.5.4.3=Test,OID.2.5.4.10=Org", "CN=Test,O=Org", NULL },
 	{ "oid.2.5.4.6=BE", "C=BE", NULL },
+	{ "OID.2.5=x", "X500=x", NULL },
 	{ "1.2.3.4=foo", "1.2.3.4=#0C03666F6F", NULL },
 	{ "2.5.4.97=VATBE-1", "organizationIdentifier=VATBE-1", NULL },
 	/* a value a PrintableString cannot hold goes in as UTF8String */
@@ -122,6 +123,13 @@ static const struct dn_case {
 	{ "CN=#3000", NULL, NULL },             /* SEQUENCE */
 	{ "CN=#0500", NULL, NULL },             /* NULL */
 	{ "OID.=x", NULL, NULL },
+	{ "2.5.4.3.=x", NULL, NULL },           /* numericoid: no empty arc */
+	{ "1..2=x", NULL, NULL },
+	{ "2=x", NULL, NULL },
+	{ "2.5.4.3.-1=x", NULL, NULL },
+	{ "CN=x\\", NULL, NULL },               /* escapes nothing */
+	{ "CN=\"x\\", NULL, NULL },
+	{ "CN=x,O=y\\", NULL, NULL },
 	{ "ORGANIZATIONIDENTIFIERORGANIZATIONIDENTIFIERORGANIZATIONIDENTIFIER"
 	    "=x", NULL, NULL },
 };
