@@ -80,9 +80,12 @@ static int
 conf_leg_party_name(const struct conf_ctx *x, struct conf_party *p)
 {
 	const struct conf_party_id *id = &p->ids[0];
-	size_t n = strlen(id->value) + (id->type != NULL ?
-	    strlen(id->type) + 1 : 0) + 1;
+	size_t n;
 
+	if (p->n_ids == 0 || id->value == NULL)
+		return conf_fail_line(x, -1, "partyId without a value");
+	n = strlen(id->value) + (id->type != NULL ? strlen(id->type) + 1 : 0) +
+	    1;
 	p->name = malloc(n);
 	if (p->name == NULL)
 		return conf_oom(x);

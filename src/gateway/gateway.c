@@ -542,9 +542,8 @@ gateway_probe(const struct gateway *gw, struct store *s, struct arena *a,
  */
 static int
 gateway_business(const struct gateway *gw, struct arena *a,
-    const struct gateway_in *in, const struct ebms_user_message *um,
-    const struct pmode_leg *leg, struct store_message *m,
-    struct gateway_answer *ans)
+    const struct gateway_in *in, struct inbox_business_in *bin,
+    struct store_message *m, struct gateway_answer *ans)
 {
 	struct payload_bizkey_ctx ctx;
 	struct sbdh_limits lim;
@@ -552,8 +551,8 @@ gateway_business(const struct gateway *gw, struct arena *a,
 	gateway_sbdh_limits(&gw->conf->limits, a, &lim);
 	ctx.sbdh_limits = &lim;
 	ctx.sbdh = in->sbdh;
-	return inbox_business(a, um, leg, &ctx, m, &ans->business_note,
-	    &ans->err);
+	bin->ctx = &ctx;
+	return inbox_business(a, bin, m, &ans->business_note, &ans->err);
 }
 
 /*
@@ -586,6 +585,7 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 	const struct gateway_request *req = in->req;
 	struct buf receipt = {0};
 	struct store_result res = {0};
+	struct inbox_business_in bin = { um, leg, NULL };
 	struct store_message m;
 	int rc = -1, r;
 
@@ -594,7 +594,7 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 		goto out;
 	}
 	if (inbox_prepare(a, um, leg, req->peer, &m, &ans->err) == -1 ||
-	    gateway_business(gw, a, in, um, leg, &m, ans) == -1 ||
+	    gateway_business(gw, a, in, &bin, &m, ans) == -1 ||
 	    (r = gateway_probe(gw, s, a, &m, &res, &ans->err)) == -1)
 		goto fail;
 	ans->business_key = m.business_key;

@@ -150,10 +150,10 @@ inbox_prepare(struct arena *a, const struct ebms_user_message *um,
 
 /* The business key of um and the leg's mode into m (see inbox.h). */
 int
-inbox_business(struct arena *a, const struct ebms_user_message *um,
-    const struct pmode_leg *leg, const struct payload_bizkey_ctx *ctx,
+inbox_business(struct arena *a, const struct inbox_business_in *in,
     struct store_message *m, const char **ret_why, struct err *err)
 {
+	const struct pmode_leg *leg = in->leg;
 	const char *why = NULL;
 
 	m->business_key = NULL;
@@ -162,7 +162,8 @@ inbox_business(struct arena *a, const struct ebms_user_message *um,
 		*ret_why = NULL;
 	if (leg->business_duplicates == CONF_BUSINESS_OFF)
 		return 0;
-	if (payload_business_key(a, um, ctx, &m->business_key, &why) == -1)
+	if (payload_business_key(a, in->um, in->ctx, &m->business_key,
+	    &why) == -1)
 		return err_set(err, ERR_INTERNAL, NULL,
 		    "could not read the business key (out of request memory)");
 	if (m->business_key != NULL)
@@ -226,12 +227,13 @@ inbox_accept(struct store *s, struct arena *a,
     const char *peer, const unsigned char *receipt, size_t receipt_len,
     struct store_result *ret, struct err *err)
 {
+	struct inbox_business_in bin = { um, leg, NULL };
 	struct store_message m;
 
 	if (s == NULL)
 		return err_set(err, ERR_STORE, NULL, "no store connection");
 	if (inbox_prepare(a, um, leg, peer, &m, err) == -1 ||
-	    inbox_business(a, um, leg, NULL, &m, NULL, err) == -1)
+	    inbox_business(a, &bin, &m, NULL, err) == -1)
 		return -1;
 	return inbox_submit(s, a, &m, receipt, receipt_len, ret, err);
 }

@@ -53,8 +53,12 @@ int inbox_submit(struct store *s, struct arena *a, struct store_message *m,
  * MessageId in err's detail only.
  */
 struct payload_bizkey_ctx;
-int inbox_business(struct arena *a, const struct ebms_user_message *um,
-    const struct pmode_leg *leg, const struct payload_bizkey_ctx *ctx,
+struct inbox_business_in {
+	const struct ebms_user_message *um;
+	const struct pmode_leg *leg;
+	const struct payload_bizkey_ctx *ctx;  /* may be NULL */
+};
+int inbox_business(struct arena *a, const struct inbox_business_in *in,
     struct store_message *m, const char **ret_why, struct err *err);
 
 /*

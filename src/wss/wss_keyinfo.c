@@ -377,7 +377,7 @@ wss_keyinfo_issuer_serial(const struct trust *t, struct arena *a,
 {
 	X509_NAME *rev = NULL, *fwd = NULL;
 	ASN1_INTEGER *serial = NULL;
-	char *name, *digits;
+	char *name = NULL, *digits = NULL;
 	X509 *cert = NULL;
 	int rc = -1;
 
