@@ -97,8 +97,8 @@ cli_purge(int argc, char **argv)
 	struct sigaction sa;
 	struct store *s = NULL;
 	struct conf *c = NULL;
-	struct err err = {0};
-	int64_t now = clock_epoch_ms();
+	struct err err = {0}, rerr = {0};
+	int64_t now = clock_epoch_ms(), started;
 	int rc;
 
 	if ((rc = cli_purge_parse(argc, argv, &o)) != 0)
@@ -120,11 +120,16 @@ cli_purge(int argc, char **argv)
 	(void)sigemptyset(&sa.sa_mask);
 	(void)sigaction(SIGTERM, &sa, NULL);
 	(void)sigaction(SIGINT, &sa, NULL);
+	started = clock_epoch_ms();
 	if (retention_purge(s, c, now, RETENTION_PAUSE_MS, &cli_purge_stop, &n,
 	    &err) == -1)
 		cli_fail("purge: ", err.msg);
 	else
 		rc = 0;
+	/* the purge log: what every serve's /metrics counts (issue 11 item 6) */
+	if (retention_record(s, STORE_PURGE_CLI, started, &n,
+	    rc == 0 ? NULL : err.msg, &rerr) == -1)
+		cli_fail("purge: the run is not in the purge log: ", rerr.msg);
 	printf("purged %zu, kept %zu undelivered in %zu batches%s\n", n.purged,
 	    n.kept, n.batches,
 	    atomic_load(&cli_purge_stop) ? " (stopped by signal)" : "");

@@ -258,8 +258,33 @@ http_metrics_revocation(const struct http_req *r)
 	    st.responder_failures, (int64_t)st.entries, st.oldest_age_ms);
 }
 
-/* GET /metrics: the store gauges read now (unknown if the store fails),
- * then the whole exposition text. */
+/* The store's purge log for /metrics (unknown when it cannot be read). */
+static void
+http_metrics_purge_log(struct store *s)
+{
+	struct store_purge_totals t;
+	struct metrics_purge_log m;
+	struct err err = {0};
+	size_t i, j;
+
+	if (s == NULL || store_purge_totals(s, &t, &err) == -1) {
+		metrics_set_purge_log(NULL);
+		return;
+	}
+	_Static_assert(STORE_PURGE_N_SOURCES == METRICS_PURGE_SOURCES &&
+	    STORE_PURGE_N_OUTCOMES == METRICS_PURGE_OUTCOMES,
+	    "the purge log's sources and outcomes are the metric's labels");
+	for (i = 0; i < METRICS_PURGE_SOURCES; i++) {
+		for (j = 0; j < METRICS_PURGE_OUTCOMES; j++)
+			m.runs[i][j] = t.runs[i][j];
+		m.purged[i] = t.purged[i];
+		m.last_ok_ms[i] = t.last_ok_ms[i];
+	}
+	metrics_set_purge_log(&m);
+}
+
+/* GET /metrics: the store gauges and the purge log read now (unknown if
+ * the store fails), then the whole exposition text. */
 static int
 http_metrics(struct MHD_Connection *conn, struct http_req *r)
 {
@@ -272,8 +297,10 @@ http_metrics(struct MHD_Connection *conn, struct http_req *r)
 	if (s != NULL && store_stats(s, &st, &err) == 0) {
 		metrics_set_store(st.inbox_rows, st.delivery_ready,
 		    st.delivery_claimed);
+		http_metrics_purge_log(s);
 	} else {
 		metrics_set_store(-1, -1, -1);
+		metrics_set_purge_log(NULL);
 		metrics_store_error();
 	}
 	http_metrics_revocation(r);

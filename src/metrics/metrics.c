@@ -52,12 +52,22 @@ static atomic_llong metrics_buckets[METRICS_N_BOUNDS + 1]; /* not cumulative */
 static atomic_llong metrics_dur_sum_ms;
 static atomic_llong metrics_inflight_n;
 static atomic_llong metrics_store_errs;
-static atomic_llong metrics_purged_n, metrics_purge_kept, metrics_purge_runs;
+static atomic_llong metrics_purged_n, metrics_purge_kept;
 static atomic_llong metrics_purge_interval_s, metrics_purge_since_ms;
 static atomic_llong metrics_purge_ok_ms;
 static atomic_llong metrics_inbox = -1, metrics_ready = -1, metrics_claimed = -1;
 static atomic_llong metrics_reload_ok, metrics_reload_failed;
 static atomic_llong metrics_retiring;
+/* the store's purge log; metrics_plog_known 0 = not read (not rendered) */
+static atomic_llong metrics_plog_runs[METRICS_PURGE_SOURCES]
+    [METRICS_PURGE_OUTCOMES];
+static atomic_llong metrics_plog_purged[METRICS_PURGE_SOURCES];
+static atomic_llong metrics_plog_ok_ms[METRICS_PURGE_SOURCES];
+static atomic_int metrics_plog_known;
+static const char *const metrics_purge_sources[] = { "cli", "background" };
+static const char *const metrics_purge_outcomes[] = {
+	"ok", "stopped", "failed",
+};
 static atomic_llong metrics_start_ms;
 /* revocation: set at scrape from the engine; shown once set */
 static atomic_int metrics_rv_set;
@@ -94,7 +104,6 @@ metrics_reset(void)
 	atomic_store(&metrics_store_errs, 0);
 	atomic_store(&metrics_purged_n, 0);
 	atomic_store(&metrics_purge_kept, 0);
-	atomic_store(&metrics_purge_runs, 0);
 	atomic_store(&metrics_purge_interval_s, 0);
 	atomic_store(&metrics_purge_since_ms, 0);
 	atomic_store(&metrics_purge_ok_ms, 0);
@@ -107,6 +116,7 @@ metrics_reset(void)
 	for (i = 0; i < METRICS_N_BUSINESS; i++)
 		atomic_store(&metrics_business[i], 0);
 	metrics_set_store(-1, -1, -1);
+	metrics_set_purge_log(NULL);
 }
 
 /* errors_total slot of one failed answer. */
@@ -190,7 +200,41 @@ metrics_purged(size_t purged, size_t kept_undelivered)
 {
 	atomic_fetch_add(&metrics_purged_n, (long long)purged);
 	atomic_store(&metrics_purge_kept, (long long)kept_undelivered);
-	atomic_fetch_add(&metrics_purge_runs, 1);
+}
+
+/* The store's purge log as read at a scrape; NULL: unknown. */
+void
+metrics_set_purge_log(const struct metrics_purge_log *p)
+{
+	size_t i, j;
+
+	atomic_store(&metrics_plog_known, 0);
+	if (p == NULL)
+		return;
+	for (i = 0; i < METRICS_PURGE_SOURCES; i++) {
+		for (j = 0; j < METRICS_PURGE_OUTCOMES; j++)
+			atomic_store(&metrics_plog_runs[i][j],
+			    (long long)p->runs[i][j]);
+		atomic_store(&metrics_plog_purged[i], (long long)p->purged[i]);
+		atomic_store(&metrics_plog_ok_ms[i],
+		    (long long)p->last_ok_ms[i]);
+	}
+	atomic_store(&metrics_plog_known, 1);
+}
+
+/* The last successful purge: this process's background purge, or any run
+ * in the store's purge log when it was read; 0 = none. */
+static long long
+metrics_purge_last_ok(void)
+{
+	long long ok = atomic_load(&metrics_purge_ok_ms), v;
+	size_t i;
+
+	for (i = 0; atomic_load(&metrics_plog_known) &&
+	    i < METRICS_PURGE_SOURCES; i++)
+		if ((v = atomic_load(&metrics_plog_ok_ms[i])) > ok)
+			ok = v;
+	return ok;
 }
 
 /* The background purge's interval and the start of its schedule. */
@@ -208,14 +252,17 @@ metrics_purge_ok(int64_t at_ms)
 	atomic_store(&metrics_purge_ok_ms, (long long)at_ms);
 }
 
-/* 1 when the background purge has not succeeded for two intervals (issue
- * 10 item 9b: a purge that silently never runs). */
+/* 1 when the background purge runs in this process and no purge (its
+ * own or, from the purge log, any other) has succeeded for two intervals
+ * since its schedule began (issue 10 item 9b: a purge that silently never
+ * runs). */
 static long long
 metrics_purge_overdue(void)
 {
 	long long interval = atomic_load(&metrics_purge_interval_s);
-	long long ok = atomic_load(&metrics_purge_ok_ms);
-	long long ref = ok != 0 ? ok : atomic_load(&metrics_purge_since_ms);
+	long long ok = metrics_purge_last_ok();
+	long long since = atomic_load(&metrics_purge_since_ms);
+	long long ref = ok > since ? ok : since;
 
 	if (interval <= 0 || ref <= 0)
 		return 0;
@@ -383,15 +430,56 @@ metrics_render_requests(struct buf *out)
 	return 0;
 }
 
-/* When the background purge last succeeded, and whether it is overdue. */
+/* The store's purge log: runs by source and outcome, rows purged and the
+ * last success by source (omitted while unknown). */
+static int
+metrics_purge_log_render(struct buf *out)
+{
+	long long v;
+	size_t i, j;
+	int rc;
+
+	if (!atomic_load(&metrics_plog_known))
+		return 0;
+	rc = metrics_head(out, "purge_runs_total", "counter",
+	    "Retention purge runs in the store's purge log, of every process "
+	    "(as4gw purge: cli; serve's background purge).");
+	for (i = 0; rc == 0 && i < METRICS_PURGE_SOURCES; i++)
+		for (j = 0; rc == 0 && j < METRICS_PURGE_OUTCOMES; j++)
+			rc = buf_printf(out, "as4gw_purge_runs_total{source=\"%s\","
+			    "outcome=\"%s\"} %lld\n", metrics_purge_sources[i],
+			    metrics_purge_outcomes[j],
+			    (long long)atomic_load(&metrics_plog_runs[i][j]));
+	rc = rc == 0 ? metrics_head(out, "purged_messages_total", "counter",
+	    "Inbox rows deleted by the purge runs of the purge log.") : rc;
+	for (i = 0; rc == 0 && i < METRICS_PURGE_SOURCES; i++)
+		rc = buf_printf(out, "as4gw_purged_messages_total{source=\"%s\"} "
+		    "%lld\n", metrics_purge_sources[i],
+		    (long long)atomic_load(&metrics_plog_purged[i]));
+	rc = rc == 0 ? metrics_head(out,
+	    "purge_source_last_success_timestamp_seconds", "gauge",
+	    "End of the last successful purge run by source, seconds since "
+	    "the epoch (0: none).") : rc;
+	for (i = 0; rc == 0 && i < METRICS_PURGE_SOURCES; i++) {
+		v = atomic_load(&metrics_plog_ok_ms[i]);
+		rc = buf_printf(out, "as4gw_purge_source_last_success_timestamp_"
+		    "seconds{source=\"%s\"} %lld.%03lld\n",
+		    metrics_purge_sources[i], v / 1000, v % 1000);
+	}
+	return rc;
+}
+
+/* When a purge last succeeded, and whether the background one is overdue. */
 static int
 metrics_purge_render(struct buf *out)
 {
-	long long ok = atomic_load(&metrics_purge_ok_ms);
+	long long ok = metrics_purge_last_ok();
 
-	if (metrics_head(out, "purge_last_success_timestamp_seconds", "gauge",
-	    "End of the last successful background purge run, seconds since "
-	    "the epoch (0: none yet).") == -1 ||
+	if (metrics_purge_log_render(out) == -1 ||
+	    metrics_head(out, "purge_last_success_timestamp_seconds", "gauge",
+	    "End of the last successful purge run (this process's background "
+	    "purge, or any in the store's purge log), seconds since the epoch "
+	    "(0: none yet).") == -1 ||
 	    buf_printf(out, "as4gw_purge_last_success_timestamp_seconds "
 	    "%lld.%03lld\n", ok / 1000, ok % 1000) == -1)
 		return -1;
@@ -409,14 +497,11 @@ metrics_render_store(struct buf *out)
 	long long claimed = atomic_load(&metrics_claimed);
 
 	if (metrics_one(out, "purged_total", "counter",
-	    "Inbox rows deleted by the retention purge.",
+	    "Inbox rows deleted by this process's retention purge.",
 	    atomic_load(&metrics_purged_n)) == -1 ||
 	    metrics_one(out, "purge_kept_undelivered", "gauge",
 	    "Rows past retention kept undelivered in the last purge run.",
 	    atomic_load(&metrics_purge_kept)) == -1 ||
-	    metrics_one(out, "purge_runs_total", "counter",
-	    "Retention purge runs finished.",
-	    atomic_load(&metrics_purge_runs)) == -1 ||
 	    metrics_purge_render(out) == -1)
 		return -1;
 	if (inbox >= 0 && metrics_one(out, "inbox_messages", "gauge",

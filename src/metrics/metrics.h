@@ -10,8 +10,12 @@
  *   request_duration_seconds{le=...} _sum _count                 histogram
  *   requests_in_flight                                           gauge
  *   store_errors_total                                           counter
- *   purged_total / purge_kept_undelivered / purge_runs_total     counter/gauge/counter
+ *   purged_total / purge_kept_undelivered                        counter/gauge (this process)
+ *   purge_runs_total{source="cli|background",outcome="ok|stopped|failed"}
+ *   purged_messages_total{source}                                counters (the store's purge log)
+ *   purge_source_last_success_timestamp_seconds{source}          gauge (the store's purge log)
  *   purge_last_success_timestamp_seconds / purge_overdue         gauges
+ *   certificate_expiry_days{role,leg,subject,sha256}             gauge (set at start and reload)
  *   inbox_messages / delivery_ready / delivery_claimed           gauges (set at scrape)
  *   config_reloads_total{result="ok|failed"}                     counter
  *   revocation_checks_total{result="good|revoked|unknown",
@@ -67,6 +71,22 @@ void metrics_purge_schedule(unsigned interval_s, int64_t since_ms);
 
 /* A background purge run succeeded at at_ms (epoch). */
 void metrics_purge_ok(int64_t at_ms);
+
+/*
+ * The store's purge log (issue 11 item 6): every purge run of every
+ * process, `as4gw purge` included, read at scrape time.  Index order:
+ * sources cli, background; outcomes ok, stopped, failed (store.h enum
+ * store_purge_source / store_purge_outcome).  NULL: unknown (the families
+ * are not rendered; the last success falls back to this process's own).
+ */
+#define METRICS_PURGE_SOURCES 2
+#define METRICS_PURGE_OUTCOMES 3
+struct metrics_purge_log {
+	int64_t runs[METRICS_PURGE_SOURCES][METRICS_PURGE_OUTCOMES];
+	int64_t purged[METRICS_PURGE_SOURCES];
+	int64_t last_ok_ms[METRICS_PURGE_SOURCES];   /* 0 = none */
+};
+void metrics_set_purge_log(const struct metrics_purge_log *p);
 
 /* A SIGHUP reload: ok 1 swapped in, 0 refused. */
 void metrics_reload(int ok);

@@ -140,6 +140,27 @@ out:
 	return rc;
 }
 
+/* Record one run in the purge log (retention.h). */
+int
+retention_record(struct store *s, enum store_purge_source source,
+    int64_t started_ms, const struct retention_counts *n, const char *failed,
+    struct err *err)
+{
+	struct store_purge_run r;
+
+	memset(&r, 0, sizeof(r));
+	r.source = source;
+	r.outcome = failed != NULL ? STORE_PURGE_FAILED :
+	    n->complete ? STORE_PURGE_OK : STORE_PURGE_STOPPED;
+	r.started_ms = started_ms;
+	r.finished_ms = clock_epoch_ms();
+	r.purged = n->purged;
+	r.kept = n->kept;
+	r.batches = n->batches;
+	r.error = failed;
+	return store_purge_log(s, &r, err);
+}
+
 /* ---- the background thread of `serve` --------------------------------- */
 
 /*
@@ -195,13 +216,27 @@ retention_failed(struct retention_thread *t, int store_error)
 	t->s = NULL;
 }
 
-/* One scheduled run: (re)open the store if needed, purge, log one line. */
+/* Record the background run in the purge log; a failure only logged. */
+static void
+retention_log_run(struct retention_thread *t, int64_t started_ms,
+    const struct retention_counts *n, const char *failed)
+{
+	struct err err = {0};
+
+	if (retention_record(t->s, STORE_PURGE_BACKGROUND, started_ms, n,
+	    failed, &err) == -1)
+		log_msg(LOG_WARN, "purge: could not record the run in the "
+		    "purge log: %s", err.msg);
+}
+
+/* One scheduled run: (re)open the store if needed, purge, record it, log
+ * one line. */
 static int
 retention_run(struct retention_thread *t)
 {
 	struct retention_counts n = {0};
 	struct err err = {0};
-	int64_t started = clock_mono_ms();
+	int64_t started = clock_mono_ms(), at = clock_epoch_ms();
 
 	if (t->s == NULL && store_open(t->c->store_dsn, &t->s, &err) == -1) {
 		t->s = NULL;
@@ -210,13 +245,15 @@ retention_run(struct retention_thread *t)
 		retention_failed(t, 1);
 		return -1;
 	}
-	if (retention_purge(t->s, t->c, clock_epoch_ms(), RETENTION_PAUSE_MS,
-	    &t->stop, &n, &err) == -1) {
+	if (retention_purge(t->s, t->c, at, RETENTION_PAUSE_MS, &t->stop, &n,
+	    &err) == -1) {
 		log_msg(LOG_WARN, "purge failed after %zu rows in %zu "
 		    "batches: %s", n.purged, n.batches, err.msg);
+		retention_log_run(t, at, &n, err.msg);
 		retention_failed(t, err.kind == ERR_STORE);
 		return -1;
 	}
+	retention_log_run(t, at, &n, NULL);
 	if (!n.complete)
 		return 1;       /* stopped between batches: due again at restart */
 	t->sched->last_ok_ms = clock_epoch_ms();

@@ -49,6 +49,17 @@ int retention_purge(struct store *s, const struct conf *c, int64_t now_ms,
     unsigned pause_ms, const atomic_int *stop, struct retention_counts *ret,
     struct err *err);
 
+/*
+ * Record one run in the store's purge log (store_purge_log; issue 11 item
+ * 6): source, its start (epoch ms), what *n counted and how it ended —
+ * failed (why, not NULL: the run's err.msg), else ok when n->complete,
+ * else stopped.  Its end is now.  0 ok, -1 err (the run stays unrecorded;
+ * the caller says so in its log).
+ */
+int retention_record(struct store *s, enum store_purge_source source,
+    int64_t started_ms, const struct retention_counts *n, const char *failed,
+    struct err *err);
+
 struct retention_thread;
 
 /*
@@ -71,7 +82,9 @@ struct retention_schedule {
  * retention_purge() every c->purge_interval_s seconds on *sched: first one
  * interval after the first start, then one interval after each run; a run
  * cut short by retention_stop() is due again at once, and a shorter
- * interval after a reload takes effect now.  Logs one line per run, and a
+ * interval after a reload takes effect now.  Records each run it could
+ * open the store for in the purge log (source background; a run cut short
+ * by retention_stop() as stopped).  Logs one line per run, and a
  * warning while no run has succeeded for two intervals; reports the
  * schedule to metrics_purge_schedule().  c and sched must outlive the
  * thread.  With purge_interval_s 0, *ret = NULL and nothing starts (0

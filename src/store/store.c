@@ -383,6 +383,50 @@ store_stats(struct store *s, struct store_stats *ret, struct err *err)
 	return 0;
 }
 
+/* The log's words for a source / an outcome (store.h). */
+const char *
+store_purge_source_name(enum store_purge_source v)
+{
+	return v == STORE_PURGE_BACKGROUND ? "background" : "cli";
+}
+
+const char *
+store_purge_outcome_name(enum store_purge_outcome v)
+{
+	switch (v) {
+	case STORE_PURGE_OK: return "ok";
+	case STORE_PURGE_STOPPED: return "stopped";
+	default: return "failed";
+	}
+}
+
+/* Record one purge run (store.h); a run the caller built wrongly is
+ * refused before any database work. */
+int
+store_purge_log(struct store *s, const struct store_purge_run *r,
+    struct err *err)
+{
+	if ((unsigned)r->source >= STORE_PURGE_N_SOURCES ||
+	    (unsigned)r->outcome >= STORE_PURGE_N_OUTCOMES)
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "invalid purge run for the log");
+	return s->ops->purge_log(s, r, err);
+}
+
+/* The purge totals (store.h); *ret only written on success. */
+int
+store_purge_totals(struct store *s, struct store_purge_totals *ret,
+    struct err *err)
+{
+	struct store_purge_totals t;
+
+	memset(&t, 0, sizeof(t));
+	if (s->ops->purge_totals(s, &t, err) == -1)
+		return -1;
+	*ret = t;
+	return 0;
+}
+
 /* Block until a NOTIFY or timeout_ms (negative: do not block). */
 int
 store_wait(struct store *s, int timeout_ms, struct err *err)

@@ -171,6 +171,45 @@ struct store_stats {
 	int64_t delivery_claimed;     /* exact */
 };
 
+/*
+ * The purge log (issue 11 item 6; migration sqlite 006 / postgresql 007):
+ * one row per retention purge run, whoever ran it, so that every `serve`
+ * process's /metrics counts the runs of `as4gw purge` and of every other
+ * process's background purge.  Sources and outcomes in label order.
+ */
+enum store_purge_source {
+	STORE_PURGE_CLI,              /* `as4gw purge` */
+	STORE_PURGE_BACKGROUND,       /* the background purge of `serve` */
+	STORE_PURGE_N_SOURCES
+};
+
+enum store_purge_outcome {
+	STORE_PURGE_OK,               /* ran until nothing was left */
+	STORE_PURGE_STOPPED,          /* a signal ended it between batches */
+	STORE_PURGE_FAILED,           /* an error ended it */
+	STORE_PURGE_N_OUTCOMES
+};
+
+struct store_purge_run {
+	enum store_purge_source source;
+	enum store_purge_outcome outcome;
+	int64_t started_ms, finished_ms;  /* epoch ms */
+	size_t purged, kept, batches;     /* struct retention_counts */
+	const char *error;            /* FAILED: why (cut at STORE_ERROR_MAX
+	                               * bytes), else NULL */
+};
+
+/* Runs kept in the log; the totals are kept for ever. */
+#define STORE_PURGE_LOG_KEEP 1000
+
+/* Running totals of every logged run, per source (and outcome). */
+struct store_purge_totals {
+	int64_t runs[STORE_PURGE_N_SOURCES][STORE_PURGE_N_OUTCOMES];
+	int64_t purged[STORE_PURGE_N_SOURCES];   /* inbox rows deleted */
+	int64_t last_ok_ms[STORE_PURGE_N_SOURCES]; /* end of the last ok run;
+	                               * 0 = none */
+};
+
 struct store;
 
 struct store_ops {
@@ -192,6 +231,10 @@ struct store_ops {
 	int (*wait)(struct store *s, int timeout_ms, struct err *err);
 	int (*find)(struct store *s, const char *message_id,
 	    const char *from_party, struct arena *a, struct store_found **ret,
+	    struct err *err);
+	int (*purge_log)(struct store *s, const struct store_purge_run *r,
+	    struct err *err);
+	int (*purge_totals)(struct store *s, struct store_purge_totals *ret,
 	    struct err *err);
 };
 
@@ -353,6 +396,23 @@ int store_purge(struct store *s, const struct store_purge *p,
 
 /* Queue and inbox sizes for /metrics. */
 int store_stats(struct store *s, struct store_stats *ret, struct err *err);
+
+/*
+ * Record one purge run (struct store_purge_run) in one autocommit INSERT:
+ * a trigger adds it to its source's totals and trims the log to the last
+ * STORE_PURGE_LOG_KEEP runs.  0 ok, -1 ERR_STORE (e.g. not migrated).
+ */
+int store_purge_log(struct store *s, const struct store_purge_run *r,
+    struct err *err);
+
+/* The purge totals for /metrics (zero for a source that never ran). */
+int store_purge_totals(struct store *s, struct store_purge_totals *ret,
+    struct err *err);
+
+/* "cli" / "background" and "ok" / "stopped" / "failed": the log's words
+ * (and the labels of /metrics). */
+const char *store_purge_source_name(enum store_purge_source v);
+const char *store_purge_outcome_name(enum store_purge_outcome v);
 
 /*
  * Block until a new message may be ready or timeout_ms passed: PostgreSQL

@@ -142,4 +142,10 @@ int store_pg_find(struct store *base, const char *message_id,
  * waiting for the answer (store_pg_settle reads it). */
 void store_pg_queue_notify(struct store_pg *s, const char *message_id);
 
+/* The purge log (store_pg_purgelog.c; store.h "store_purge_log"). */
+int store_pg_purge_log(struct store *base, const struct store_purge_run *r,
+    struct err *err);
+int store_pg_purge_totals(struct store *base, struct store_purge_totals *ret,
+    struct err *err);
+
 #endif

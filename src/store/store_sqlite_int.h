@@ -199,4 +199,10 @@ int store_sqlite_find(struct store *base, const char *message_id,
 /* Finalize the queue's statements (at close); accepts none prepared. */
 void store_sqlite_queue_finalize(struct store_sqlite *s);
 
+/* The purge log (store_sqlite_purgelog.c; store.h "store_purge_log"). */
+int store_sqlite_purge_log(struct store *base,
+    const struct store_purge_run *r, struct err *err);
+int store_sqlite_purge_totals(struct store *base,
+    struct store_purge_totals *ret, struct err *err);
+
 #endif

@@ -175,8 +175,10 @@ test_empty_render_is_valid_and_zero(void **state)
 	assert_true(has_line(t, "# TYPE as4gw_config_reloads_total counter"));
 	assert_true(has_line(t, "# TYPE as4gw_purged_total counter"));
 	assert_true(has_line(t, "# TYPE as4gw_purge_kept_undelivered gauge"));
-	assert_true(has_line(t, "# TYPE as4gw_purge_runs_total counter"));
 	assert_true(has_line(t, "# TYPE as4gw_start_time_seconds gauge"));
+	/* the purge log not read: its families are not printed */
+	assert_null(strstr(t, "as4gw_purge_runs_total"));
+	assert_null(strstr(t, "as4gw_purged_messages_total"));
 	assert_true(has_line(t, "as4gw_messages_total{outcome=\"new\"} 0"));
 	assert_true(has_line(t, "as4gw_errors_total{code=\"EBMS:0303\"} 0"));
 	assert_true(has_line(t, "as4gw_request_duration_seconds_count 0"));
@@ -344,7 +346,6 @@ test_gauges_and_counters(void **state)
 	assert_true(has_line(t, "as4gw_store_errors_total 2"));
 	assert_true(has_line(t, "as4gw_purged_total 42"));
 	assert_true(has_line(t, "as4gw_purge_kept_undelivered 1"));
-	assert_true(has_line(t, "as4gw_purge_runs_total 2"));
 	assert_true(has_line(t, "as4gw_config_reloads_total{result=\"ok\"} 1"));
 	assert_true(has_line(t, "as4gw_config_reloads_total{result=\"failed\"} 2"));
 	assert_true(has_line(t, "# TYPE as4gw_business_duplicates_total counter"));
@@ -367,6 +368,57 @@ test_gauges_and_counters(void **state)
 
 /* Issue 10 item 9b: the last successful purge and the overdue flag (no
  * success for two intervals since the last one, or since the start). */
+/* Issue 11 item 6: the store's purge log (every process's runs, `as4gw
+ * purge` included) by source and outcome; its last success counts for the
+ * unlabelled last success and for the overdue flag. */
+static void
+test_purge_log(void **state)
+{
+	struct metrics_purge_log p;
+	int64_t now = clock_epoch_ms();
+	char *t;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	p.runs[0][0] = 3;               /* cli ok */
+	p.runs[0][2] = 1;               /* cli failed */
+	p.runs[1][1] = 2;               /* background stopped */
+	p.purged[0] = 40;
+	p.purged[1] = 7;
+	p.last_ok_ms[0] = now - 1000;
+	metrics_purge_schedule(10, now - 60000);        /* overdue by itself */
+	metrics_set_purge_log(&p);
+	t = render();
+	check_format(t);
+	assert_true(has_line(t, "# TYPE as4gw_purge_runs_total counter"));
+	assert_true(has_line(t,
+	    "as4gw_purge_runs_total{source=\"cli\",outcome=\"ok\"} 3"));
+	assert_true(has_line(t,
+	    "as4gw_purge_runs_total{source=\"cli\",outcome=\"failed\"} 1"));
+	assert_true(has_line(t, "as4gw_purge_runs_total{source=\"background\","
+	    "outcome=\"stopped\"} 2"));
+	assert_true(has_line(t, "as4gw_purge_runs_total{source=\"background\","
+	    "outcome=\"ok\"} 0"));
+	assert_true(has_line(t, "# TYPE as4gw_purged_messages_total counter"));
+	assert_true(has_line(t,
+	    "as4gw_purged_messages_total{source=\"cli\"} 40"));
+	assert_true(has_line(t,
+	    "as4gw_purged_messages_total{source=\"background\"} 7"));
+	assert_non_null(strstr(t, "as4gw_purge_source_last_success_timestamp_"
+	    "seconds{source=\"background\"} 0.000\n"));
+	/* a cli run a second ago: the last success, and not overdue */
+	assert_null(strstr(t, "as4gw_purge_last_success_timestamp_seconds 0.000"));
+	assert_true(has_line(t, "as4gw_purge_overdue 0"));
+	free(t);
+	metrics_set_purge_log(NULL);    /* unknown again: families gone */
+	t = render();
+	check_format(t);
+	assert_null(strstr(t, "as4gw_purge_runs_total"));
+	assert_true(has_line(t, "as4gw_purge_last_success_timestamp_seconds 0.000"));
+	assert_true(has_line(t, "as4gw_purge_overdue 1"));
+	free(t);
+}
+
 static void
 test_purge_schedule(void **state)
 {
@@ -452,12 +504,14 @@ test_escape_label(void **state)
 static void
 test_render_out_of_memory_everywhere(void **state)
 {
+	struct metrics_purge_log p = {0};
 	struct buf b = {0};
 	size_t full, lim;
 	char *t;
 
 	(void)state;
 	metrics_set_store(1, 2, 3);
+	metrics_set_purge_log(&p);
 	metrics_message("error", "EBMS:0004", 200);
 	metrics_request_ms(5);
 	t = render();
@@ -524,6 +578,7 @@ main(void)
 		cmocka_unit_test_setup(test_histogram_cumulative, setup),
 		cmocka_unit_test_setup(test_gauges_and_counters, setup),
 		cmocka_unit_test_setup(test_purge_schedule, setup),
+		cmocka_unit_test_setup(test_purge_log, setup),
 		cmocka_unit_test_setup(test_start_time, setup),
 		cmocka_unit_test_setup(test_escape_label, setup),
 		cmocka_unit_test_setup(test_render_out_of_memory_everywhere, setup),
