@@ -23,8 +23,17 @@ int cli_inbox(int argc, char **argv);
 
 /* ---- cli_common.c: shared by as4gw and as4gw-client ---- */
 
-/* "as4gw: PREFIX MSG" on stderr as one line (white space runs folded). */
+/* "as4gw: PREFIX MSG" on stderr as one line (white space runs folded):
+ * the errors of the interactive commands (migrate, purge, pmode-check,
+ * inbox, push, replay). */
 void cli_fail(const char *prefix, const char *msg);
+
+/*
+ * The daemons' (serve, deliver) start-up error: ONE JSON log line on
+ * stderr like their other lines (issue 11 item 12), level "error", event
+ * "start-failed", msg PREFIX MSG with white space runs folded.
+ */
+void cli_start_failed(const char *prefix, const char *msg);
 
 /* One-time library set-up shared by the subcommands (libxml2, xmlsec). */
 int cli_global_init(void);
@@ -34,12 +43,16 @@ void cli_global_shutdown(void);
 int cli_number(const char *s, long min, long max, long *ret);
 
 /* A subcommand: its name, its function (argv[0] is the command's name),
- * its line in the usage text, and whether it runs without cli_global_init. */
+ * its line in the usage text, and flags: CLI_CMD_BARE runs it without
+ * cli_global_init, CLI_CMD_DAEMON says it logs JSON lines (so does a
+ * failure of the library set-up). */
+#define CLI_CMD_BARE 1
+#define CLI_CMD_DAEMON 2
 struct cli_cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *help;
-	int bare;
+	int flags;
 };
 
 /*

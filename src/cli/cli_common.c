@@ -15,18 +15,28 @@
 #include "../wss/wss.h"
 #include "../xml/xml.h"
 
-/* Set up libxml2 and xmlsec once per process; see cli.h. */
-int
-cli_global_init(void)
+/* Set up libxml2 and xmlsec once per process; see cli.h.  A daemon says
+ * why it cannot start in its JSON log format. */
+static int
+cli_global_init_for(int daemon)
 {
 	struct err err = {0};
 
 	xml_global_init();
 	if (wss_global_init(&err) == -1) {
-		(void)fprintf(stderr, "as4gw: %s\n", err.msg);
+		if (daemon)
+			cli_start_failed("", err.msg);
+		else
+			cli_fail("", err.msg);
 		return -1;
 	}
 	return 0;
+}
+
+int
+cli_global_init(void)
+{
+	return cli_global_init_for(0);
 }
 
 /* Undo cli_global_init. */
@@ -60,6 +70,31 @@ cli_fail(const char *prefix, const char *msg)
 		any = 1;
 	}
 	(void)fputc('\n', stderr);
+}
+
+/* The daemons' start-up error as one JSON line; see cli.h. */
+void
+cli_start_failed(const char *prefix, const char *msg)
+{
+	struct buf line = {0};
+	const char *p;
+	int gap = 0, any = 0, bad;
+
+	bad = buf_puts(&line, prefix);
+	for (p = msg; bad == 0 && *p != '\0'; p++) {
+		if (isspace((unsigned char)*p)) {
+			gap = 1;
+			continue;
+		}
+		if (gap && any)
+			bad = buf_puts(&line, " ");
+		bad |= buf_append(&line, p, 1);
+		gap = 0;
+		any = 1;
+	}
+	log_event(LOG_ERROR, "start-failed", bad == 0 && line.data != NULL ?
+	    line.data : msg, NULL, 0);
+	buf_free(&line);
 }
 
 /* Parse a decimal number in [min, max]; see cli.h. */
@@ -111,9 +146,9 @@ cli_dispatch(const char *prog, const struct cli_cmd *cmds, size_t n,
 	for (i = 0; i < n; i++) {
 		if (strcmp(argv[1], cmds[i].name) != 0)
 			continue;
-		if (cmds[i].bare)
+		if (cmds[i].flags & CLI_CMD_BARE)
 			return cmds[i].fn(argc - 1, argv + 1);
-		if (cli_global_init() == -1)
+		if (cli_global_init_for(cmds[i].flags & CLI_CMD_DAEMON) == -1)
 			return 1;
 		rc = cmds[i].fn(argc - 1, argv + 1);
 		cli_global_shutdown();

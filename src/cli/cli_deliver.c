@@ -3,8 +3,9 @@
  * command (deliver.h; README "Backend hand-off").  One line per message on
  * stdout, a summary at the end; SIGTERM/SIGINT stop between messages.
  * stderr has JSON log lines (util/log.h, as serve's): one at start (store,
- * target, mode), one when a store outage starts and one when it is over
- * (issue 11 items 1 and 12), and errors.
+ * target, mode) or one saying why it could not start ("start-failed"),
+ * one when a store outage starts and one when it is over (issue 11 items
+ * 1 and 12), and errors.  Only a usage error is plain text.
  */
 #include "cli.h"
 
@@ -215,13 +216,13 @@ cli_deliver_open(struct cli_deliver_opts *o, struct store **ret)
 
 	*ret = NULL;
 	if (conf_load(o->config, &o->conf, &err) == -1) {
-		log_msg(LOG_ERROR, "%s", err.msg);
+		cli_start_failed("", err.msg);
 		return -1;
 	}
 	o->d.conf = o->conf;
 	if (store_open(o->db != NULL ? o->db : o->conf->store_dsn, ret,
 	    &err) == -1 || store_migrate(*ret, &err) == -1) {
-		log_msg(LOG_ERROR, "store: %s", err.msg);
+		cli_start_failed("store: ", err.msg);
 		store_close(*ret);
 		*ret = NULL;
 		return -1;
@@ -300,6 +301,7 @@ cli_deliver(int argc, char **argv)
 	struct cli_deliver_opts o;
 	struct store *s = NULL;
 	struct err err = {0};
+	char why[PATH_MAX + 128];
 	int rc;
 
 	if ((rc = cli_deliver_parse(argc, argv, &o)) != 0)
@@ -307,8 +309,9 @@ cli_deliver(int argc, char **argv)
 	rc = 1;
 	if (o.d.to_dir != NULL && mkdir(o.d.to_dir, 0750) == -1 &&
 	    errno != EEXIST) {
-		log_msg(LOG_ERROR, "could not create directory \"%s\": %s",
-		    o.d.to_dir, strerror(errno));
+		(void)snprintf(why, sizeof(why), "could not create directory "
+		    "\"%s\": %s", o.d.to_dir, strerror(errno));
+		cli_start_failed("", why);
 		goto out;
 	}
 	if (cli_deliver_open(&o, &s) == -1)

@@ -133,9 +133,10 @@ cli_load_conf(const struct cli_opts *o, struct err *err)
 	return c;
 }
 
-/* Open the store once and apply migrations (under the store's lock). */
+/* Open the store once and apply migrations (under the store's lock); a
+ * failure said as serve's start-up error (daemon) or migrate's line. */
 static int
-cli_migrate_store(const struct conf *c, size_t *ret_applied)
+cli_migrate_store(const struct conf *c, int daemon, size_t *ret_applied)
 {
 	struct store *s = NULL;
 	struct err err = {0};
@@ -144,7 +145,9 @@ cli_migrate_store(const struct conf *c, size_t *ret_applied)
 	if (store_open(c->store_dsn, &s, &err) == 0 && store_migrate(s, &err) == 0) {
 		rc = 0;
 		*ret_applied = s->migrated;
-	} else
+	} else if (daemon)
+		cli_start_failed("store: ", err.msg);
+	else
 		cli_fail("store: ", err.msg);
 	store_close(s);
 	return rc;
@@ -297,7 +300,7 @@ cli_revoc_start(const struct conf *c)
 	cli_revoc_limits(c, &lim);
 	if ((rv = trust_revoc_new(&lim)) == NULL ||
 	    trust_revoc_start(rv, &err) == -1) {
-		cli_fail("", rv == NULL ? "out of memory" : err.msg);
+		cli_start_failed("", rv == NULL ? "out of memory" : err.msg);
 		trust_revoc_free(rv);
 		return NULL;
 	}
@@ -440,17 +443,18 @@ cli_serve(int argc, char **argv)
 	(void)sigaddset(&set, SIGHUP);
 	(void)pthread_sigmask(SIG_BLOCK, &set, NULL);
 	metrics_init();
+	/* start-up errors in the log's format: one JSON line (issue 11 item 12) */
 	if ((c = cli_load_conf(&o, &err)) == NULL) {
-		cli_fail("", err.msg);
+		cli_start_failed("", err.msg);
 		goto out;
 	}
-	if (cli_migrate_store(c, &applied) == -1)
+	if (cli_migrate_store(c, 1, &applied) == -1)
 		goto out;
 	if ((rv = cli_revoc_start(c)) == NULL)
 		goto out;
 	if (gateway_new_revoc(c, rv, &gw, &err) == -1 ||
 	    http_start(c, gw, &srv, &err) == -1) {
-		cli_fail("", err.msg);
+		cli_start_failed("", err.msg);
 		goto out;
 	}
 	/* the server owns c and gw from here on */
@@ -486,7 +490,7 @@ cli_migrate(int argc, char **argv)
 		cli_fail("", err.msg);
 		return 1;
 	}
-	rc = cli_migrate_store(c, &applied) == 0 ? 0 : 1;
+	rc = cli_migrate_store(c, 0, &applied) == 0 ? 0 : 1;
 	if (rc == 0 && applied == 0)
 		printf("no migration to apply: the schema is current\n");
 	else if (rc == 0)

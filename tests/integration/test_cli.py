@@ -1,6 +1,7 @@
 """The as4gw command line against the real binary: push, replay, pmode-check,
 migrate, serve start-up refusals and overrides, top-level dispatch.
 Every test that involves a store runs on SQLite and PostgreSQL."""
+import json
 import os
 import re
 import subprocess
@@ -580,7 +581,8 @@ def test_serve_unreachable_postgresql_refused(tmp_path, pki):
     cfg = write_config(tmp_path / 's.xml', pki,
                        store=f'postgresql://nobody@127.0.0.1:{free_port()}/as4gw')
     line = _serve_fails(cfg)
-    assert line.startswith('as4gw: store: '), line
+    # serve's start-up error is a JSON log line (issue 11 item 12)
+    assert json.loads(line)['msg'].startswith('store: '), line
 
 
 def test_serve_port_in_use_refused(tmp_path, pki):

@@ -222,7 +222,8 @@ def test_serve_without_postgresql_refuses_then_starts_when_it_is_back(pg_server,
     assert time.monotonic() - t0 < 10
     assert p.returncode == 1, (p.returncode, p.stderr)
     lines = [line for line in p.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith('as4gw: store: '), p.stderr
+    assert len(lines) == 1, p.stderr    # one JSON line (issue 11 item 12)
+    assert json.loads(lines[0])['msg'].startswith('store: '), p.stderr
     assert p.stdout == ''
     if where == 'stopped':
         pg_server.start()
