@@ -110,6 +110,46 @@ gateway_keyring(const struct conf_keypair *v, size_t n,
 	return wss_keyring_new(spec, n, ret, err);
 }
 
+/* Signer certificates named in a 0101's log line (wss.h signers_desc). */
+#define GATEWAY_SIGNERS_SHOWN 4
+
+/*
+ * The leg's signer certificates as a log line names them (issue 11 item
+ * 12): "sha256 HEX, subject S" each, the first GATEWAY_SIGNERS_SHOWN, then
+ * how many more.  malloc'd, or NULL (none, or unreadable: serve's load of
+ * the same files reports those).
+ */
+static char *
+gateway_signers_desc(const struct pmode_leg *leg)
+{
+	struct arena *a = arena_new(0);
+	struct wss_cert_info *v;
+	struct buf b = {0};
+	size_t i, j, n, shown = 0, more = 0;
+	char *s = NULL;
+
+	for (i = 0; a != NULL && i < leg->n_signer_certs; i++) {
+		if (wss_cert_file_info(a, leg->signer_certs[i], &v, &n,
+		    NULL) == -1)
+			continue;
+		for (j = 0; j < n; j++, shown++) {
+			if (shown >= GATEWAY_SIGNERS_SHOWN) {
+				more++;
+				continue;
+			}
+			(void)buf_printf(&b, "%ssha256 %s, subject %s",
+			    shown > 0 ? "; " : "", v[j].sha256, v[j].subject);
+		}
+	}
+	if (more > 0)
+		(void)buf_printf(&b, "; and %zu more", more);
+	if (b.len > 0 && b.data != NULL)
+		s = strdup(b.data);
+	buf_free(&b);
+	arena_free(a);
+	return s;
+}
+
 /* Build the WS-Security policy of one leg: allowlist, trust, decryption pairs. */
 static int
 gateway_leg_init(const struct gateway *gw, const struct pmode_leg *leg,
@@ -148,6 +188,8 @@ gateway_leg_init(const struct gateway *gw, const struct pmode_leg *leg,
 		    leg->revocation == CONF_REQUIRED ? TRUST_REVOC_REQUIRE :
 		    TRUST_REVOC_PREFER);
 	p->trust = gl->trust;
+	gl->signers_desc = gateway_signers_desc(leg);
+	p->signers_desc = gl->signers_desc;
 	if (!leg->decrypt_default && gateway_keyring(leg->decrypt,
 	    leg->n_decrypt, &gl->decrypt, err) == -1)
 		goto fail;
@@ -211,6 +253,7 @@ gateway_free(struct gateway *gw)
 	for (i = 0; gw->legs != NULL && i < gw->conf->n_legs; i++) {
 		trust_free(gw->legs[i].trust);
 		wss_keyring_free(gw->legs[i].decrypt);
+		free(gw->legs[i].signers_desc);
 	}
 	free(gw->legs);
 	inbox_recent_free(gw->recent);

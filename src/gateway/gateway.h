@@ -23,6 +23,7 @@ struct gateway_leg {
 	struct trust *trust;         /* owned; NULL when the leg trusts no signer */
 	struct wss_keyring *decrypt; /* owned, or NULL when it is the gateway's
 	                              * default (gateway.decrypt) */
+	char *signers_desc;          /* owned; policy.signers_desc (may be NULL) */
 };
 
 /* Long-lived and read-only once built; shared by all worker threads. */

@@ -42,6 +42,7 @@ void wss_cert_free(struct wss_cert *c);
 struct wss_cert_info {
 	const char *subject;    /* RFC 2253 one line (arena) */
 	const char *serial;     /* hex (arena) */
+	const char *sha256;     /* lower-case hex SHA-256 of the DER (arena) */
 	int64_t not_before_ms;  /* epoch ms */
 	int64_t not_after_ms;
 };
@@ -220,6 +221,10 @@ struct wss_policy {
 	unsigned algs;                   /* allowed enum wss_alg bits */
 	const struct trust *trust;       /* NULL: no signature can be trusted */
 	const struct wss_keyring *decrypt_keys; /* NULL: nothing can be decrypted */
+	const char *signers_desc;        /* log only: the leg's signer
+	                                  * certificates as wss_cert_describe
+	                                  * names them, "; "-separated; may be
+	                                  * NULL */
 	int64_t at_ms;                   /* instant for validity and timestamps; 0 = now */
 	int64_t skew_ms;                 /* allowed wsu:Timestamp clock skew */
 	int require_timestamp;           /* 1: a signed wsu:Timestamp is required (EBMS:0103 without) */
@@ -285,7 +290,10 @@ struct wss_result {
  * after verification; wsu:Timestamp (if any, and required with
  * pol->require_timestamp) signed, single, fresh.
  * Errors: EBMS:0101 authentication, EBMS:0102 decryption (always the same
- * msg and detail so there is no oracle), EBMS:0103 policy.
+ * msg so there is no oracle), EBMS:0103 policy.  The log-only detail of an
+ * EBMS:0101 names the certificate the message presented and the leg's
+ * (pol->signers_desc); of an EBMS:0102 what the EncryptedKey names and the
+ * leg's decryption certificate (issue 11 item 12).
  */
 int wss_inbound(struct arena *a, xmlDocPtr doc, xmlNodePtr messaging,
     xmlNodePtr body, struct wss_part *parts, size_t n_parts,

@@ -1,7 +1,8 @@
 /*
  * wss_certinfo.c — what an operator needs to know of the certificates in a
  * PEM file before a reload (`as4gw pmode-check`): subject, serial number
- * and validity of each.  Reading only; trust decisions are src/trust's.
+ * and validity of each (and the SHA-256 fingerprint, wss_certid.c).
+ * Reading only; trust decisions are src/trust's.
  */
 #include "wss.h"
 
@@ -67,9 +68,12 @@ wss_certinfo_serial(struct arena *a, X509 *x)
 static int
 wss_certinfo_one(struct arena *a, X509 *x, struct wss_cert_info *ret)
 {
+	char fp[65];
+
 	ret->subject = wss_certinfo_subject(a, x);
 	ret->serial = wss_certinfo_serial(a, x);
-	if (ret->subject == NULL || ret->serial == NULL ||
+	ret->sha256 = wss_cert_sha256(x, fp) == 0 ? arena_strdup(a, fp) : NULL;
+	if (ret->subject == NULL || ret->serial == NULL || ret->sha256 == NULL ||
 	    wss_certinfo_time(X509_get0_notBefore(x), &ret->not_before_ms) ||
 	    wss_certinfo_time(X509_get0_notAfter(x), &ret->not_after_ms))
 		return -1;

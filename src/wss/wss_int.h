@@ -30,6 +30,28 @@ struct _xmlSecDSigCtx *wss_dsig_ctx_inbound(void);
 /* The certificate of a pair loaded by wss_key_load() (owned by k). */
 X509 *wss_key_x509(const struct wss_key *k);
 
+/* ---- wss_certid.c: naming certificates in log lines ---- */
+
+/* Lower-case hex SHA-256 of x's DER into out[65] ("" and -1 on failure). */
+int wss_cert_sha256(X509 *x, char out[65]);
+
+/* "sha256 HEX, subject RFC2253[, ski HEX]" of x, in the arena (log only;
+ * "none" for NULL, "?" when out of memory). */
+const char *wss_cert_describe(struct arena *a, X509 *x);
+
+/* What a ds:KeyInfo (with or without a wsse:SecurityTokenReference) names,
+ * for the log: a certificate it carries or references (a BST, an X509v3
+ * KeyIdentifier, ds:X509Certificate) described as above, a
+ * KeyIdentifier's kind and value in hex, or an X509IssuerSerial; NULL
+ * when none of these. */
+const char *wss_keyinfo_describe(struct arena *a, xmlDocPtr doc,
+    const xmlNode *key_info);
+
+/* The decryption certificates of r (the first two, then how many more),
+ * each as wss_cert_describe names it; "none" for NULL. */
+const char *wss_keyring_describe(struct arena *a,
+    const struct wss_keyring *r);
+
 /* ---- wss_cipher.c: shared cipher helper ---- */
 
 /* EVP_CipherUpdate over any length in int-sized chunks (encrypting or
@@ -162,6 +184,7 @@ int wss_keyring_pick(const struct wss_keyring *r, struct arena *a,
 /* Pair i of r: its key, its short fingerprint ("sha256:" and 16 hex
  * digits of the certificate's SHA-256), retiring or not. */
 const struct wss_key *wss_keyring_key(const struct wss_keyring *r, size_t i);
+size_t wss_keyring_count(const struct wss_keyring *r);
 const char *wss_keyring_fp(const struct wss_keyring *r, size_t i);
 int wss_keyring_retiring(const struct wss_keyring *r, size_t i);
 

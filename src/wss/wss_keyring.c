@@ -177,6 +177,13 @@ wss_keyring_key(const struct wss_keyring *r, size_t i)
 	return r->pairs[i].key;
 }
 
+/* How many pairs r has (1 .. WSS_KEYRING_MAX). */
+size_t
+wss_keyring_count(const struct wss_keyring *r)
+{
+	return r->n;
+}
+
 const char *
 wss_keyring_fp(const struct wss_keyring *r, size_t i)
 {
