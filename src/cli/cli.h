@@ -21,6 +21,14 @@ int cli_deliver(int argc, char **argv);
 int cli_purge(int argc, char **argv);
 int cli_inbox(int argc, char **argv);
 
+/* ---- cli_certwatch.c: certificate hygiene of serve (issue 12 item 5) ---- */
+struct conf;
+
+/* Every certificate of c: its days until expiry into /metrics, and a log
+ * line for each that expires within 30 days, has expired or is not valid
+ * yet.  At start, after a reload, once a day. */
+void cli_certwatch(const struct conf *c);
+
 /* ---- cli_common.c: shared by as4gw and as4gw-client ---- */
 
 /* "as4gw: PREFIX MSG" on stderr as one line (white space runs folded):

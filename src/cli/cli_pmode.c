@@ -8,7 +8,8 @@
  * then one line per certificate file with the subject, serial and
  * validity of each certificate in it.  A replay
  * verifyAt instant, and a certificate expired, not yet valid or expiring
- * within 30 days, get a WARNING line on stderr.  Exit 0 when serve would
+ * within 30 days (certwatch.h, the rule serve logs by), get a WARNING
+ * line on stderr.  Exit 0 when serve would
  * start with the file, 1 with the one-line problem on stderr when not, 2 on
  * a usage error.
  */
@@ -19,14 +20,12 @@
 
 #include <string.h>
 
+#include "../certwatch/certwatch.h"
 #include "../conf/conf.h"
 #include "../gateway/gateway.h"
 #include "../util/clock.h"
 #include "../wss/wss.h"
 #include "../xml/xml.h"
-
-/* Certificates that expire within this many days get a WARNING. */
-#define CLI_PMODE_SOON_DAYS 30
 
 /* Print the usage line to f. */
 static void
@@ -183,64 +182,41 @@ cli_pmode_warn_replay(const struct conf *c)
 	    "production\n", at);
 }
 
-/* One line per certificate in the file at path (role says what it is
- * for); WARNING on stderr for validity problems at now_ms.  -1 when the
- * file cannot be read. */
-static int
-cli_pmode_cert(struct arena *a, const char *role, const char *path,
+/* One line for a certificate (its role says what it is for: "signing",
+ * "pmode ID signer", ...); WARNING on stderr when certwatch says it needs
+ * attention at now_ms (the same rule serve logs by). */
+static void
+cli_pmode_cert(struct arena *a, const struct certwatch_cert *x,
     int64_t now_ms)
 {
-	const int64_t soon = (int64_t)CLI_PMODE_SOON_DAYS * 86400 * 1000;
-	struct wss_cert_info *v;
 	char from[CLOCK_ISO_LEN], to[CLOCK_ISO_LEN];
-	struct err err;
-	size_t i, n;
+	const char *role = arena_sprintf(a, "%s%s%s%s", x->leg != NULL ?
+	    "pmode " : "", x->leg != NULL ? x->leg : "", x->leg != NULL ?
+	    " " : "", x->role);
 
-	err_clear(&err);
-	if (path == NULL)
-		return 0;
-	if (wss_cert_file_info(a, path, &v, &n, &err) == -1) {
-		cli_fail("", err.msg);
-		return -1;
+	if (role != NULL && x->retiring)
+		role = arena_sprintf(a, "%s (retiring)", role);
+	if (role == NULL)
+		role = x->role;
+	clock_iso8601(x->info.not_before_ms, from);
+	clock_iso8601(x->info.not_after_ms, to);
+	(void)printf("  certificate %s %s: subject %s, serial %s, "
+	    "valid %s to %s\n", role, x->path, x->info.subject, x->info.serial,
+	    from, to);
+	switch (certwatch_state(x, now_ms)) {
+	case CERTWATCH_EXPIRED:
+	case CERTWATCH_NOT_YET:
+		(void)fprintf(stderr, "WARNING: certificate %s (%s, %s) "
+		    "is not valid now: valid %s to %s\n", x->path, role,
+		    x->info.subject, from, to);
+		break;
+	case CERTWATCH_SOON:
+		(void)fprintf(stderr, "WARNING: certificate %s (%s, %s) "
+		    "expires %s\n", x->path, role, x->info.subject, to);
+		break;
+	default:
+		break;
 	}
-	for (i = 0; i < n; i++) {
-		clock_iso8601(v[i].not_before_ms, from);
-		clock_iso8601(v[i].not_after_ms, to);
-		(void)printf("  certificate %s %s: subject %s, serial %s, "
-		    "valid %s to %s\n", role, path, v[i].subject, v[i].serial,
-		    from, to);
-		if (now_ms < v[i].not_before_ms || now_ms >= v[i].not_after_ms)
-			(void)fprintf(stderr, "WARNING: certificate %s (%s, %s) "
-			    "is not valid now: valid %s to %s\n", path, role,
-			    v[i].subject, from, to);
-		else if (v[i].not_after_ms - now_ms < soon)
-			(void)fprintf(stderr, "WARNING: certificate %s (%s, %s) "
-			    "expires %s\n", path, role, v[i].subject, to);
-	}
-	return 0;
-}
-
-/* The certificate files of one leg. */
-static int
-cli_pmode_leg_certs(struct arena *a, const struct conf *c,
-    const struct pmode_leg *l, int64_t now_ms)
-{
-	const char *role;
-	size_t i;
-	int rc = 0;
-
-	for (i = 0; !l->decrypt_default && i < l->n_decrypt; i++) {
-		role = arena_sprintf(a, "pmode %s decryption%s", l->id,
-		    l->decrypt[i].retiring ? " (retiring)" : "");
-		rc |= cli_pmode_cert(a, role, l->decrypt[i].cert, now_ms);
-	}
-	role = arena_sprintf(a, "pmode %s signer", l->id);
-	for (i = 0; i < l->n_signer_certs; i++)
-		rc |= cli_pmode_cert(a, role, l->signer_certs[i], now_ms);
-	role = arena_sprintf(a, "pmode %s anchor", l->id);
-	for (i = 0; i < l->n_trust_anchors; i++)
-		rc |= cli_pmode_cert(a, role, l->trust_anchors[i], now_ms);
-	return rc != 0 ? -1 : 0;
 }
 
 /*
@@ -268,27 +244,28 @@ cli_pmode_load_keys(const char *file, const struct conf *c)
 }
 
 /* One line per certificate of every certificate file the configuration
- * names, validity judged at verifyAt or now.  0 ok, -1 unreadable file. */
+ * names (certwatch.h), validity judged at verifyAt or now.  0 ok, -1
+ * unreadable file (said on stderr). */
 static int
 cli_pmode_certs(const struct conf *c)
 {
-	int64_t now = c->verify_at_ms != 0 ? c->verify_at_ms : clock_epoch_ms();
+	int64_t now = certwatch_now(c);
 	struct arena *a = arena_new(0);
-	size_t i;
+	struct certwatch_cert *v = NULL;
+	struct err err;
+	size_t i, n = 0;
 	int rc;
 
 	if (a == NULL)
 		return -1;
-	rc = cli_pmode_cert(a, "signing", c->sign_cert, now);
-	rc |= cli_pmode_cert(a, "tls", c->tls_cert, now);
-	for (i = 0; !c->decrypt_signing && i < c->n_decrypt; i++)
-		rc |= cli_pmode_cert(a, c->decrypt[i].retiring ?
-		    "decryption (retiring)" : "decryption", c->decrypt[i].cert,
-		    now);
-	for (i = 0; i < c->n_legs; i++)
-		rc |= cli_pmode_leg_certs(a, c, &c->legs[i], now);
+	err_clear(&err);
+	rc = certwatch_list(a, c, &v, &n, &err);
+	for (i = 0; i < n; i++)
+		cli_pmode_cert(a, &v[i], now);
+	if (rc == -1)
+		cli_fail("", err.msg);
 	arena_free(a);
-	return rc != 0 ? -1 : 0;
+	return rc;
 }
 
 /* The pmode-check subcommand; see the file comment. */

@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -12,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "../certwatch/certwatch.h"
 #include "../conf/conf.h"
 #include "../gateway/gateway.h"
 #include "../http/http.h"
@@ -153,14 +156,21 @@ cli_migrate_store(const struct conf *c, int daemon, size_t *ret_applied)
 	return rc;
 }
 
-/* Block until SIGTERM, SIGINT or SIGHUP; -1 if sigwait fails. */
+/* Block until SIGTERM, SIGINT or SIGHUP, or for at most ms (0 returned);
+ * -1 if waiting fails. */
 static int
-cli_wait_signal(const sigset_t *set)
+cli_wait_signal(const sigset_t *set, int64_t ms)
 {
-	int sig = 0;
+	struct timespec ts;
+	int sig;
 
-	if (sigwait(set, &sig) != 0)
-		return -1;
+	if (ms < 0)
+		ms = 0;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	sig = sigtimedwait(set, NULL, &ts);
+	if (sig == -1)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
 	return sig;
 }
 
@@ -373,6 +383,7 @@ cli_reload(const struct cli_opts *o, struct http_server *srv,
 		log_msg(LOG_INFO, "SIGHUP: configuration reloaded from %s "
 		    "(%zu P-Mode legs)", o->config, c->n_legs);
 		cli_replay_warning(c);
+		cli_certwatch(c);
 	}
 	*rt = cli_purge_start(*cur, sched);
 }
@@ -402,17 +413,30 @@ cli_malloc_tune(void)
 #endif
 }
 
-/* Serve until SIGTERM/SIGINT, reloading on SIGHUP; then drain and stop. */
+/* Serve until SIGTERM/SIGINT, reloading on SIGHUP and looking at the
+ * certificates once a day (and at start); then drain and stop. */
 static void
 cli_serve_loop(const struct cli_opts *o, struct http_server *srv,
     const struct conf *cur, const sigset_t *set, struct trust_revoc *rv)
 {
+	const int64_t day = (int64_t)CERTWATCH_INTERVAL_S * 1000;
 	struct retention_schedule sched = {0};
 	struct retention_thread *rt = cli_purge_start(cur, &sched);
+	int64_t next = clock_mono_ms() + day;
 	int sig;
 
-	while ((sig = cli_wait_signal(set)) == SIGHUP)
-		cli_reload(o, srv, &cur, &rt, &sched, rv);
+	cli_certwatch(cur);
+	for (;;) {
+		sig = cli_wait_signal(set, next - clock_mono_ms());
+		if (sig == SIGHUP)
+			cli_reload(o, srv, &cur, &rt, &sched, rv);
+		else if (sig != 0)
+			break;
+		if (clock_mono_ms() >= next) {
+			cli_certwatch(cur);
+			next = clock_mono_ms() + day;
+		}
+	}
 	log_msg(LOG_INFO, "signal %d: draining requests in flight", sig);
 	retention_stop(rt);
 	http_stop(srv, cur->limits.request_deadline_s * 1000);

@@ -6,7 +6,9 @@
  */
 #include "metrics.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../util/clock.h"
@@ -65,6 +67,14 @@ static atomic_llong metrics_plog_purged[METRICS_PURGE_SOURCES];
 static atomic_llong metrics_plog_ok_ms[METRICS_PURGE_SOURCES];
 static atomic_int metrics_plog_known;
 static const char *const metrics_purge_sources[] = { "cli", "background" };
+/* the configured certificates (metrics_set_certs): owned copies */
+struct metrics_cert_own {
+	char *role, *leg, *subject, *sha256;
+	int64_t not_after_ms;
+};
+static pthread_mutex_t metrics_certs_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct metrics_cert_own *metrics_certs;
+static size_t metrics_n_certs;
 static const char *const metrics_purge_outcomes[] = {
 	"ok", "stopped", "failed",
 };
@@ -117,6 +127,7 @@ metrics_reset(void)
 		atomic_store(&metrics_business[i], 0);
 	metrics_set_store(-1, -1, -1);
 	metrics_set_purge_log(NULL);
+	(void)metrics_set_certs(NULL, 0);
 }
 
 /* errors_total slot of one failed answer. */
@@ -274,6 +285,71 @@ void
 metrics_decrypt_retiring(void)
 {
 	atomic_fetch_add(&metrics_retiring, 1);
+}
+
+/* Free a certificate set and its strings. */
+static void
+metrics_certs_free(struct metrics_cert_own *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && i < n; i++) {
+		free(v[i].role);
+		free(v[i].leg);
+		free(v[i].subject);
+		free(v[i].sha256);
+	}
+	free(v);
+}
+
+/* A copy of s of at most max bytes, not cutting a UTF-8 character. */
+static char *
+metrics_strcut(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	return strndup(s, n);
+}
+
+/* Replace the certificate set (metrics.h). */
+int
+metrics_set_certs(const struct metrics_cert *v, size_t n)
+{
+	struct metrics_cert_own *copy = NULL, *old;
+	size_t i, old_n;
+	int bad = 0;
+
+	if (n > METRICS_CERTS_MAX)
+		n = METRICS_CERTS_MAX;
+	if (n > 0 && (copy = calloc(n, sizeof(*copy))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		copy[i].role = strdup(v[i].role);
+		copy[i].leg = strdup(v[i].leg != NULL ? v[i].leg : "");
+		copy[i].subject = metrics_strcut(v[i].subject,
+		    METRICS_CERT_SUBJECT_MAX);
+		copy[i].sha256 = strdup(v[i].sha256);
+		copy[i].not_after_ms = v[i].not_after_ms;
+		bad |= copy[i].role == NULL || copy[i].leg == NULL ||
+		    copy[i].subject == NULL || copy[i].sha256 == NULL;
+	}
+	if (bad) {
+		metrics_certs_free(copy, n);
+		return -1;
+	}
+	(void)pthread_mutex_lock(&metrics_certs_mu);
+	old = metrics_certs;
+	old_n = metrics_n_certs;
+	metrics_certs = copy;
+	metrics_n_certs = n;
+	(void)pthread_mutex_unlock(&metrics_certs_mu);
+	metrics_certs_free(old, old_n);
+	return 0;
 }
 
 /* config_reloads_total{result="ok"} or {result="failed"} + 1. */
@@ -565,6 +641,48 @@ metrics_render_revocation(struct buf *out)
 	    "%lld.%03lld\n", age / 1000, age % 1000);
 }
 
+/* One certificate's series: days until notAfter at now_ms, 3 decimals. */
+static int
+metrics_cert_line(struct buf *out, const struct metrics_cert_own *c,
+    int64_t now_ms)
+{
+	long long ms = (long long)(c->not_after_ms - now_ms);
+	long long a = ms < 0 ? -ms : ms;
+	long long milli = (a % 86400000LL) * 1000 / 86400000LL;
+
+	if (buf_puts(out, "as4gw_certificate_expiry_days{role=\"") == -1 ||
+	    metrics_escape_label(out, c->role) == -1 ||
+	    buf_puts(out, "\",leg=\"") == -1 ||
+	    metrics_escape_label(out, c->leg) == -1 ||
+	    buf_puts(out, "\",subject=\"") == -1 ||
+	    metrics_escape_label(out, c->subject) == -1 ||
+	    buf_puts(out, "\",sha256=\"") == -1 ||
+	    metrics_escape_label(out, c->sha256) == -1)
+		return -1;
+	return buf_printf(out, "\"} %s%lld.%03lld\n", ms < 0 ? "-" : "",
+	    a / 86400000LL, milli);
+}
+
+/* The configured certificates' days until expiry (omitted when none). */
+static int
+metrics_certs_render(struct buf *out)
+{
+	int64_t now = clock_epoch_ms();
+	size_t i;
+	int rc = 0;
+
+	(void)pthread_mutex_lock(&metrics_certs_mu);
+	if (metrics_n_certs > 0)
+		rc = metrics_head(out, "certificate_expiry_days", "gauge",
+		    "Days until a configured certificate expires (negative: "
+		    "expired): the gateway's signing, TLS and decryption "
+		    "certificates, partner signers and trust anchors.");
+	for (i = 0; rc == 0 && i < metrics_n_certs; i++)
+		rc = metrics_cert_line(out, &metrics_certs[i], now);
+	(void)pthread_mutex_unlock(&metrics_certs_mu);
+	return rc;
+}
+
 /* Every family in a fixed order; -1 as soon as an append fails. */
 int
 metrics_render(struct buf *out)
@@ -580,6 +698,7 @@ metrics_render(struct buf *out)
 	    METRICS_N_BUSINESS) == -1 ||
 	    metrics_render_store(out) == -1 ||
 	    metrics_render_revocation(out) == -1 ||
+	    metrics_certs_render(out) == -1 ||
 	    metrics_head(out, "start_time_seconds", "gauge",
 	    "Start of the process, seconds since the epoch.") == -1 ||
 	    buf_printf(out, "as4gw_start_time_seconds %lld.%03lld\n",

@@ -1,7 +1,8 @@
 /*
  * metrics — process-wide counters, gauges and a histogram in the Prometheus
  * text exposition format (version 0.0.4), served at GET /metrics.
- * Lock-free (C11 atomics): every function may be called from any thread.
+ * Lock-free (C11 atomics) but for the certificate set (a mutex): every
+ * function may be called from any thread.
  * Depends on util only.
  *
  * Metric names (all prefixed as4gw_):
@@ -87,6 +88,24 @@ struct metrics_purge_log {
 	int64_t last_ok_ms[METRICS_PURGE_SOURCES];   /* 0 = none */
 };
 void metrics_set_purge_log(const struct metrics_purge_log *p);
+
+/*
+ * The configured certificates for certificate_expiry_days (issue 12 item
+ * 5): days until notAfter, computed at each scrape (negative once
+ * expired), one series per certificate labelled role, leg ("" for the
+ * gateway's own), subject (cut at METRICS_CERT_SUBJECT_MAX bytes) and
+ * sha256.  metrics_set_certs() replaces the set with copies of at most
+ * METRICS_CERTS_MAX of v (n 0 clears it); 0 ok, -1 out of memory (the
+ * previous set stays).  Guarded by a mutex (set at start, reload and once
+ * a day; read per scrape).
+ */
+#define METRICS_CERTS_MAX 256
+#define METRICS_CERT_SUBJECT_MAX 128
+struct metrics_cert {
+	const char *role, *leg, *subject, *sha256;   /* leg may be NULL */
+	int64_t not_after_ms;
+};
+int metrics_set_certs(const struct metrics_cert *v, size_t n);
 
 /* A SIGHUP reload: ok 1 swapped in, 0 refused. */
 void metrics_reload(int ok);

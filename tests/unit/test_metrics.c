@@ -419,6 +419,44 @@ test_purge_log(void **state)
 	free(t);
 }
 
+/* Issue 12 item 5: days until expiry per configured certificate, computed
+ * at the scrape; a long subject is cut between UTF-8 characters; an empty
+ * set renders nothing. */
+static void
+test_certificates(void **state)
+{
+	int64_t now = clock_epoch_ms(), day = INT64_C(86400000);
+	char subject[300];
+	struct metrics_cert c[3] = {
+		{ "signing", NULL, "CN=gw", "ab01", now + 10 * day + day / 2 + 5000 },
+		{ "anchor", "leg \"x\"", "CN=old", "cd02", now - 35 * day },
+		{ "signer", "leg", subject, "ef03", now + 400 * day },
+	};
+	char *t;
+
+	(void)state;
+	memset(subject, 'a', sizeof(subject));
+	memcpy(subject, "CN=\xc3\xa9", 5);              /* é at bytes 3-4 */
+	memcpy(subject + METRICS_CERT_SUBJECT_MAX - 1, "\xc3\xa9", 2);
+	subject[sizeof(subject) - 1] = '\0';
+	assert_int_equal(metrics_set_certs(c, 3), 0);
+	t = render();
+	check_format(t);
+	assert_true(has_line(t, "# TYPE as4gw_certificate_expiry_days gauge"));
+	assert_non_null(strstr(t, "as4gw_certificate_expiry_days{role=\"signing\","
+	    "leg=\"\",subject=\"CN=gw\",sha256=\"ab01\"} 10.500\n"));
+	assert_non_null(strstr(t, "as4gw_certificate_expiry_days{role=\"anchor\","
+	    "leg=\"leg \\\"x\\\"\",subject=\"CN=old\",sha256=\"cd02\"} "
+	    "-35.000\n"));
+	/* cut before the é that would straddle the limit */
+	assert_non_null(strstr(t, "aaa\",sha256=\"ef03\"} 399.99"));
+	free(t);
+	assert_int_equal(metrics_set_certs(NULL, 0), 0);
+	t = render();
+	assert_null(strstr(t, "certificate_expiry_days"));
+	free(t);
+}
+
 static void
 test_purge_schedule(void **state)
 {
@@ -510,8 +548,11 @@ test_render_out_of_memory_everywhere(void **state)
 	char *t;
 
 	(void)state;
+	struct metrics_cert c = { "signing", NULL, "CN=x", "00", 0 };
+
 	metrics_set_store(1, 2, 3);
 	metrics_set_purge_log(&p);
+	assert_int_equal(metrics_set_certs(&c, 1), 0);
 	metrics_message("error", "EBMS:0004", 200);
 	metrics_request_ms(5);
 	t = render();
@@ -579,6 +620,7 @@ main(void)
 		cmocka_unit_test_setup(test_gauges_and_counters, setup),
 		cmocka_unit_test_setup(test_purge_schedule, setup),
 		cmocka_unit_test_setup(test_purge_log, setup),
+		cmocka_unit_test_setup(test_certificates, setup),
 		cmocka_unit_test_setup(test_start_time, setup),
 		cmocka_unit_test_setup(test_escape_label, setup),
 		cmocka_unit_test_setup(test_render_out_of_memory_everywhere, setup),
