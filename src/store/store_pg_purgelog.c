@@ -33,14 +33,15 @@
 	" coalesce(round(extract(epoch FROM last_ok_at) * 1000)::bigint, 0)" \
 	" FROM purge_totals"
 
-/* Run sql with n text parameters expecting `want`; once more on a fresh
- * connection if this one was dead.  The result, or NULL with err set. */
+/* Run sql with n text parameters (a command, or a query with its rows);
+ * once more on a fresh connection if this one was dead.  The result, or
+ * NULL with err set. */
 static PGresult *
 store_pg_purgelog_exec(struct store_pg *s, const char *sql, int n,
-    const char *const *values, ExecStatusType want, const char *what,
-    struct err *err)
+    const char *const *values, const char *what, struct err *err)
 {
 	PGresult *res = NULL;
+	ExecStatusType st;
 	int tries;
 
 	for (tries = 0; tries < 2; tries++) {
@@ -50,7 +51,8 @@ store_pg_purgelog_exec(struct store_pg *s, const char *sql, int n,
 			return NULL;
 		res = PQexecParams(s->conn, sql, n, NULL, values, NULL, NULL,
 		    0);
-		if (PQresultStatus(res) == want)
+		st = PQresultStatus(res);
+		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 			return res;
 		if (PQstatus(s->conn) == CONNECTION_OK)
 			break;
@@ -88,7 +90,7 @@ store_pg_purge_log(struct store *base, const struct store_purge_run *r,
 	values[7] = r->error;
 	values[8] = num[5];
 	res = store_pg_purgelog_exec(s, STORE_PGPL_INSERT, 9, values,
-	    PGRES_COMMAND_OK, "record the purge run", err);
+	    "record the purge run", err);
 	PQclear(res);
 	return res != NULL ? 0 : -1;
 }
@@ -113,7 +115,7 @@ store_pg_purge_totals(struct store *base, struct store_purge_totals *ret,
 	int row, i;
 
 	res = store_pg_purgelog_exec(s, STORE_PGPL_TOTALS, 0, NULL,
-	    PGRES_TUPLES_OK, "read the purge totals", err);
+	    "read the purge totals", err);
 	if (res == NULL)
 		return -1;
 	for (row = 0; row < PQntuples(res) && PQnfields(res) == 6; row++) {

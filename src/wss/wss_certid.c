@@ -4,8 +4,8 @@
  * -sha256` prints, here in lower-case hex without colons), its subject and,
  * when it has one, its SubjectKeyIdentifier (what senders put in an
  * EncryptedKey); and what a ds:KeyInfo names when it does not carry a
- * certificate.  For the log only (err.detail): a partner's answer never
- * carries it.
+ * certificate; and the detail of an EBMS:0101 / EBMS:0102 built from them.
+ * For the log only (err.detail): a partner's answer never carries it.
  */
 #include "wss_int.h"
 
@@ -181,4 +181,33 @@ wss_keyring_describe(struct arena *a, const struct wss_keyring *r)
 		s = arena_sprintf(a, "%s; and %zu more", s,
 		    n - WSS_CERTID_PAIRS_SHOWN);
 	return s != NULL ? s : "?";
+}
+
+/* The certificates behind an EBMS:0101 / EBMS:0102 (see wss_int.h). */
+void
+wss_certid_detail(const struct wss_certid_ctx *c, struct err *err)
+{
+	const xmlNode *ek;
+	const char *named;
+
+	if (err->kind != ERR_EBMS || err->ebms_code == NULL)
+		return;
+	if (strcmp(err->ebms_code, "EBMS:0101") == 0) {
+		if (c->cert != NULL)
+			err_detail(err, "; presented certificate %s",
+			    wss_cert_describe(c->a, c->cert));
+		if (c->signature != NULL && c->pol->signers_desc != NULL)
+			err_detail(err, "; the leg's signers: %s",
+			    c->pol->signers_desc);
+	} else if (strcmp(err->ebms_code, "EBMS:0102") == 0) {
+		ek = xml_child(c->security, NS_XENC, "EncryptedKey");
+		named = ek != NULL ? wss_keyinfo_describe(c->a, c->doc,
+		    xml_child(ek, NS_DS, "KeyInfo")) : NULL;
+		/* wss_keyring_pick names a reference that matched no pair */
+		if (named != NULL &&
+		    strstr(err->detail, "EncryptedKey names") == NULL)
+			err_detail(err, "; EncryptedKey for %s", named);
+		err_detail(err, "; decryption certificates: %s",
+		    wss_keyring_describe(c->a, c->pol->decrypt_keys));
+	}
 }

@@ -764,39 +764,6 @@ wss_in_window(const struct wss_in *in, struct wss_result *res)
 	res->valid_until_ms = until;
 }
 
-/*
- * The certificates behind an EBMS:0101 or EBMS:0102, for the log only
- * (issue 11 item 12; the answer's text stays fixed): for 0101 the one the
- * signature presented (when it was read) and those the leg lists; for
- * 0102 what the first EncryptedKey names and our decryption certificate.
- */
-static void
-wss_in_cert_detail(const struct wss_in *in, struct err *err)
-{
-	xmlNodePtr ek;
-	const char *named;
-
-	if (err->kind != ERR_EBMS || err->ebms_code == NULL)
-		return;
-	if (strcmp(err->ebms_code, "EBMS:0101") == 0) {
-		if (in->cert != NULL)
-			err_detail(err, "; presented certificate %s",
-			    wss_cert_describe(in->a, in->cert));
-		if (in->signature != NULL && in->pol->signers_desc != NULL)
-			err_detail(err, "; the leg's signers: %s",
-			    in->pol->signers_desc);
-	} else if (strcmp(err->ebms_code, "EBMS:0102") == 0) {
-		ek = xml_child(in->security, NS_XENC, "EncryptedKey");
-		named = ek != NULL ? wss_keyinfo_describe(in->a, in->doc,
-		    xml_child(ek, NS_DS, "KeyInfo")) : NULL;
-		/* wss_keyring_pick names a reference that matched no pair */
-		if (named != NULL &&
-		    strstr(err->detail, "EncryptedKey names") == NULL)
-			err_detail(err, "; EncryptedKey for %s", named);
-		err_detail(err, "; decryption certificates: %s",
-		    wss_keyring_describe(in->a, in->pol->decrypt_keys));
-	}}
-
 /* Process the request's wsse:Security header under pol; see wss.h. */
 int
 wss_inbound(struct arena *a, xmlDocPtr doc, xmlNodePtr messaging,
@@ -835,8 +802,12 @@ out:
 	 * "decryption failed" until the signature has verified */
 	if (rc != 0 && in.dec.cbc && !res.verified)
 		wss_decrypt_mask(err);
-	if (rc != 0)
-		wss_in_cert_detail(&in, err);
+	if (rc != 0) {
+		struct wss_certid_ctx cc = { a, doc, in.security, in.signature,
+			in.cert, pol };
+
+		wss_certid_detail(&cc, err);
+	}
 	wss_swa_unbind();
 	ERR_clear_error();
 	return rc;

@@ -52,6 +52,26 @@ const char *wss_keyinfo_describe(struct arena *a, xmlDocPtr doc,
 const char *wss_keyring_describe(struct arena *a,
     const struct wss_keyring *r);
 
+/* What wss_certid_detail() looks at: the request's Security header, its
+ * ds:Signature, the signer certificate read from it (each may be NULL). */
+struct wss_certid_ctx {
+	struct arena *a;
+	xmlDocPtr doc;
+	const xmlNode *security, *signature;
+	X509 *cert;
+	const struct wss_policy *pol;
+};
+
+/*
+ * The certificates behind an EBMS:0101 or EBMS:0102 in err, appended to
+ * its log-only detail (issue 11 item 12; the answer's text stays fixed):
+ * for 0101 the one the signature presented and those the leg lists
+ * (pol->signers_desc); for 0102 what the first EncryptedKey names (unless
+ * wss_keyring_pick named it already) and the leg's decryption
+ * certificates.  Other errors are left alone.
+ */
+void wss_certid_detail(const struct wss_certid_ctx *c, struct err *err);
+
 /* ---- wss_cipher.c: shared cipher helper ---- */
 
 /* EVP_CipherUpdate over any length in int-sized chunks (encrypting or
