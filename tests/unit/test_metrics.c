@@ -430,7 +430,7 @@ test_certificates(void **state)
 	struct metrics_cert c[3] = {
 		{ "signing", NULL, "CN=gw", "ab01", now + 10 * day + day / 2 + 5000 },
 		{ "anchor", "leg \"x\"", "CN=old", "cd02", now - 35 * day },
-		{ "signer", "leg", subject, "ef03", now + 400 * day },
+		{ "signer", "leg", subject, "ef03", now + 400 * day - 5000 },
 	};
 	char *t;
 
