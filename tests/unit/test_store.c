@@ -2633,8 +2633,8 @@ t_migrate_business_rows(void **state)
 	told_migration(c, c->pg ? "004_party_key.sql" : "003_party_key.sql");
 	told_migration(c, c->pg ? "005_delivery_error.sql" :
 	    "004_delivery_error.sql");
-	s = topen(c);   /* migrates: the business key only */
-	assert_int_equal(s->migrated, 1);
+	s = topen(c);   /* migrates: the business key and what came after it */
+	assert_int_equal(s->migrated, N_MIGRATIONS(c) - (c->pg ? 5 : 4));
 	tcount(c, "SELECT count(*) FROM schema_migrations", N_MIGRATIONS(c));
 	tcount(c, "SELECT count(*) FROM inbox WHERE business_key IS NULL"
 	    " AND business_duplicate_of IS NULL", 2);
