@@ -585,17 +585,18 @@ gateway_probe(const struct gateway *gw, struct store *s, struct arena *a,
  */
 static int
 gateway_business(const struct gateway *gw, struct arena *a,
-    const struct gateway_in *in, struct inbox_business_in *bin,
+    const struct gateway_in *in, const struct inbox_business_in *bin,
     struct store_message *m, struct gateway_answer *ans)
 {
+	struct inbox_business_in b = *bin;
 	struct payload_bizkey_ctx ctx;
 	struct sbdh_limits lim;
 
 	gateway_sbdh_limits(&gw->conf->limits, a, &lim);
 	ctx.sbdh_limits = &lim;
 	ctx.sbdh = in->sbdh;
-	bin->ctx = &ctx;
-	return inbox_business(a, bin, m, &ans->business_note, &ans->err);
+	b.ctx = &ctx;
+	return inbox_business(a, &b, m, &ans->business_note, &ans->err);
 }
 
 /*

@@ -383,7 +383,8 @@ wss_keyinfo_issuer_serial(const struct trust *t, struct arena *a,
 
 	if (wss_keyinfo_issuer_serial_read(a, is, &name, &digits, err) < 0)
 		goto out;
-	if ((serial = wss_keyinfo_serial(digits)) == NULL ||
+	if (name == NULL || digits == NULL ||
+	    (serial = wss_keyinfo_serial(digits)) == NULL ||
 	    trust_dn_parse(name, &rev, &fwd) < 0) {
 		wss_keyinfo_fail(err, "malformed key reference",
 		    "X509IssuerName or X509SerialNumber unreadable");
