@@ -215,10 +215,20 @@ def test_deliver_once_failure_exits_nonzero(gateway, tmp_path):
     assert p.stdout.splitlines()[-1] == 'delivered 1, failed 0'
 
 
+def _not_before_ms(gw, mid):
+    """delivery.not_before as ms since the epoch (SQLite keeps ms, PostgreSQL
+    a timestamptz)."""
+    col = ('not_before' if gw.store.backend == 'sqlite'
+           else '(extract(epoch from not_before) * 1000)::bigint')
+    return int(gw.store.query(f'SELECT {col} FROM delivery WHERE message_id = ?', mid)[0][0])
+
+
 def test_deliver_exec_failure_leaves_row_ready(gateway, tmp_path):
     mid = new_id()
     push(gateway, mid, MESSAGES[0])
+    t_start = time.time()
     p = deliver(gateway, '--exec', 'exit 7')
+    t_end = time.time()
     assert p.returncode == 1, p.stderr   # cron and systemd see the failure
     assert p.stdout.splitlines() == [
         f'failed {mid} (attempt 1): command exited with status 7; retry in 1 s',
@@ -226,9 +236,14 @@ def test_deliver_exec_failure_leaves_row_ready(gateway, tmp_path):
     assert state(gateway, mid) == ('ready', 1)
     assert gateway.store.query('SELECT processed_at FROM inbox WHERE message_id = ?',
                                mid)[0][0] is None
-    # backing off: not claimed again at once, then handed over
-    assert deliver(gateway, '--exec', 'true').stdout == 'delivered 0, failed 0\n'
-    time.sleep(1.2)
+    # backing off: not_before is 1 s after the failure, which happened while
+    # that deliver ran; a run that ends before not_before does not claim it
+    nb = _not_before_ms(gateway, mid)
+    assert t_start * 1000 + 1000 - 50 <= nb <= t_end * 1000 + 1000 + 50, (t_start, nb, t_end)
+    out = deliver(gateway, '--exec', 'true').stdout
+    if time.time() * 1000 < nb:   # (a loaded machine may start it too late to tell)
+        assert out == 'delivered 0, failed 0\n'
+    time.sleep(max(0.0, nb / 1000 - time.time()) + 0.2)
     got = tmp_path / 'got'
     got.mkdir()
     p = deliver(gateway, '--exec', f'cp -R "$1" "{got}/"')
