@@ -1,0 +1,79 @@
+/*
+ * cli_push_int.h — internal to `as4gw push` (cli_push.c, cli_push_opts.c,
+ * cli_push_msg.c): the parsed command line, one built message, and the
+ * functions the three files call across.  Not for other modules.
+ *
+ * Ownership: every pointer in struct cli_push_opts and struct cli_push_msg
+ * points into the arena given to cli_push_options() / cli_push_build() (or is
+ * released by a cleanup registered on it); nothing here is freed by hand.
+ */
+#ifndef AS4GW_CLI_PUSH_INT_H
+#define AS4GW_CLI_PUSH_INT_H
+
+#include <stddef.h>
+
+#include <libxml/tree.h>
+
+#include "cli.h"
+
+struct wss_key;
+struct sender_recipient;
+
+/* "[TYPE::]VALUE" as given on the command line. */
+struct cli_push_typed {
+	const char *type; /* NULL when absent */
+	const char *value;
+};
+
+/* A --property: eb:MessageProperties/eb:Property (ebMS3 Core 5.2.2.11). */
+struct cli_push_prop {
+	const char *type; /* NULL when absent */
+	const char *name;
+	const char *value;
+};
+
+struct cli_push_payload {
+	const char *path;
+	const char *mime_type;
+	const char *cid;
+	struct buf data;
+};
+
+struct cli_push_opts {
+	struct cli_replay_net net;
+	const char *message_id, *from_role, *to_role, *action, *conversation;
+	struct cli_push_typed from, to, service, agreement;
+	struct cli_push_payload *payloads;
+	size_t n_payloads;
+	struct cli_push_prop *props;
+	size_t n_props;
+	const char *gateway_cert, *save_request, *write_requests;
+	const char *sign_cert, *sign_key, *recipient_cert;
+	struct wss_key *key;             /* --sign: loaded by cli_push_load */
+	struct sender_recipient *recipient; /* --encrypt: likewise */
+	long count;
+	int repeat, quiet, sign, encrypt, compress;
+};
+
+/* One built message: the exact bytes and headers that go on the wire. */
+struct cli_push_msg {
+	const char *message_id;
+	const char *content_type;
+	struct buf body;
+	xmlDocPtr sent; /* the signed envelope (arena), for the NRR check */
+};
+
+/* cli_push.c: arena cleanup wrapper: buf_free() takes a typed pointer. */
+void cli_push_buf_cleanup(void *p);
+
+/* cli_push_opts.c: parse the command line into o: 0 ok, 1 help was printed,
+ * -1 usage error. */
+int cli_push_options(struct arena *a, int argc, char **argv,
+		     struct cli_push_opts *o);
+
+/* cli_push_msg.c: build one message: a fresh MessageId (unless --message-id)
+ * and Timestamp, compressed, signed and encrypted as asked. */
+int cli_push_build(struct arena *a, const struct cli_push_opts *o,
+		   struct cli_push_msg *m, struct err *err);
+
+#endif
