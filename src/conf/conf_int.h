@@ -1,9 +1,9 @@
 /*
  * conf_int — internals shared by the files of the conf module only
- * (conf.c: the load and the gateway settings; conf_leg.c: the P-Mode legs
- * and the cross-leg checks).  Only the .c files of src/conf/ include this
- * header; the contract for everyone else is conf.h, which this does not
- * change.
+ * (conf.c: the load; conf_gateway.c: the gateway settings; conf_leg.c: the
+ * P-Mode legs and the cross-leg checks).  Only the .c files of src/conf/
+ * include this header; the contract for everyone else is conf.h, which this
+ * does not change.
  *
  * Strings handed out by the helpers below are malloc'd into fields of the
  * struct conf being built (owned by it, freed by conf_free()); scratch
@@ -84,6 +84,10 @@ int conf_attr(const struct conf_ctx *x, const xmlNode *n, const char *name,
 int conf_uint(const struct conf_ctx *x, const xmlNode *parent,
     const char *name, unsigned long long min, unsigned long long max,
     unsigned long long *ret);
+
+/* Malloc'd path: rel as is if absolute or the file has no directory part,
+ * else joined to the config directory; NULL on allocation failure. */
+char *conf_resolve(const struct conf_ctx *x, const char *rel);
 
 /* Resolve *p in place against the config file's directory (absolute
  * paths and a file without directory part stay as they are). */
@@ -168,5 +172,8 @@ int conf_purge(const struct conf_ctx *x, const xmlNode *gw);
 
 /* <revocation>: the revocation engine's limits. */
 int conf_revocation(const struct conf_ctx *x, const xmlNode *gw);
+
+/* conf_gateway.c: the <gateway> section, every setting. */
+int conf_gateway(struct conf_ctx *x, const xmlNode *gw);
 
 #endif
