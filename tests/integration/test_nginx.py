@@ -15,6 +15,7 @@ path) and PostgreSQL (AS4GW_TEST_PG_DSN); skips loudly without either.
 """
 import concurrent.futures
 import http.client
+import glob
 import os
 import re
 import signal
@@ -542,8 +543,12 @@ def shipped_upstream_keepalive_timeout():
 def gateway_header_timeout_default():
     """The gateway's headerTimeoutSeconds default: its idle cut of a
     keep-alive connection."""
-    with open(os.path.join(SRC, 'src', 'conf', 'conf.c')) as f:
-        return int(re.search(r'lim->header_timeout_s = (\d+);', f.read()).group(1))
+    for path in sorted(glob.glob(os.path.join(SRC, 'src', 'conf', 'conf*.c'))):
+        with open(path) as f:
+            m = re.search(r'lim->header_timeout_s = (\d+);', f.read())
+        if m:
+            return int(m.group(1))
+    raise AssertionError('headerTimeoutSeconds default not found in src/conf')
 
 
 def test_upstream_keepalive_closes_before_the_gateway_does(stack, pki):
