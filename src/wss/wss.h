@@ -147,12 +147,21 @@ enum wss_alg {
 	WSS_SIG_RSA_SHA512 = 1u << 2,
 	WSS_SIG_ECDSA_SHA256 = 1u << 3, /* xmldsig-more#ecdsa-sha256 */
 	WSS_SIG_ECDSA_SHA384 = 1u << 4,
+	WSS_SIG_ED25519 = 1u << 5,      /* 2021/04/xmldsig-more#eddsa-ed25519 (RFC 9231) */
+	WSS_SIG_ECDSA_SHA512 = 1u << 6, /* xmldsig-more#ecdsa-sha512 */
 	WSS_DIG_SHA256 = 1u << 8,       /* xmlenc#sha256 */
 	WSS_DIG_SHA384 = 1u << 9,       /* xmldsig-more#sha384 */
 	WSS_DIG_SHA512 = 1u << 10,      /* xmlenc#sha512 */
 	WSS_KT_RSA_OAEP = 1u << 16,     /* xmlenc11#rsa-oaep (+ MGF, DigestMethod) */
 	WSS_KT_RSA_OAEP_MGF1P = 1u << 17, /* xmlenc#rsa-oaep-mgf1p (+ DigestMethod) */
+	WSS_KW_AES128 = 1u << 12,       /* xmlenc#kw-aes128: key wrap after key agreement */
+	WSS_KW_AES192 = 1u << 13,       /* xmlenc#kw-aes192 */
+	WSS_KW_AES256 = 1u << 14,       /* xmlenc#kw-aes256 */
 	WSS_KT_RSA_1_5 = 1u << 18,      /* xmlenc#rsa-1_5: refused unless allowed */
+	WSS_KA_X25519 = 1u << 19,       /* 2021/04/xmldsig-more#x25519 (AgreementMethod) */
+	WSS_KA_ECDH_ES = 1u << 20,      /* xmlenc11#ECDH-ES */
+	WSS_KDF_HKDF = 1u << 21,        /* 2021/04/xmldsig-more#hkdf (KeyDerivationMethod) */
+	WSS_KDF_CONCAT = 1u << 22,      /* xmlenc11#ConcatKDF */
 	WSS_ENC_AES128_GCM = 1u << 24,  /* xmlenc11#aes128-gcm */
 	WSS_ENC_AES256_GCM = 1u << 25,
 	WSS_ENC_AES_CBC = 1u << 26,     /* xmlenc#aes128-cbc / aes256-cbc: refused unless allowed */
@@ -166,9 +175,38 @@ enum wss_alg {
 	    WSS_KT_RSA_OAEP_MGF1P | WSS_ENC_AES128_GCM | WSS_ENC_AES256_GCM)
 
 /*
+ * eDelivery AS4 2.0 (2024; ENTSOG AS4 4.0 2.2.6.2): Ed25519 signatures,
+ * X25519 + HKDF key agreement, AES key wrap, AES-GCM — and nothing RSA, so
+ * that a 2.0 leg cannot be downgraded.  kw-aes256 / aes256-gcm and the
+ * longer digests are accepted as stronger variants.
+ */
+#define WSS_ALGS_EDELIVERY_2_0                                               \
+	(WSS_SIG_ED25519 | WSS_DIG_SHA256 | WSS_DIG_SHA384 | WSS_DIG_SHA512 | \
+	    WSS_KA_X25519 | WSS_KDF_HKDF | WSS_KW_AES128 | WSS_KW_AES256 |   \
+	    WSS_ENC_AES128_GCM | WSS_ENC_AES256_GCM)
+
+/* Its alternative elliptic-curve option (2.2.6.2.5): ECDSA and ECDH-ES on
+ * P-256, P-384, P-521 or brainpoolP256r1, with HKDF. */
+#define WSS_ALGS_EDELIVERY_2_0_EC                                            \
+	(WSS_SIG_ECDSA_SHA256 | WSS_SIG_ECDSA_SHA384 | WSS_SIG_ECDSA_SHA512 | \
+	    WSS_DIG_SHA256 | WSS_DIG_SHA384 | WSS_DIG_SHA512 |               \
+	    WSS_KA_ECDH_ES | WSS_KDF_HKDF | WSS_KW_AES128 | WSS_KW_AES256 |  \
+	    WSS_ENC_AES128_GCM | WSS_ENC_AES256_GCM)
+
+/* Key agreement, derivation and wrap bits: what an EncryptedKey with an
+ * xenc:AgreementMethod needs (instead of a WSS_KT_* bit). */
+#define WSS_ALGS_KEY_AGREEMENT                                               \
+	(WSS_KA_X25519 | WSS_KA_ECDH_ES | WSS_KDF_HKDF | WSS_KDF_CONCAT |     \
+	    WSS_KW_AES128 | WSS_KW_AES192 | WSS_KW_AES256)
+
+/*
  * Parse a space-separated list of short names ("rsa-sha256 ecdsa-sha256
- * sha256 rsa-oaep rsa-oaep-mgf1p rsa-1_5 aes128-gcm aes256-gcm aes-cbc ...")
- * into bits; -1 on an unknown name (err names it).  Implemented in wss_policy.c.
+ * sha256 rsa-oaep rsa-oaep-mgf1p rsa-1_5 aes128-gcm aes256-gcm aes-cbc
+ * eddsa-ed25519 ecdsa-sha512 x25519 ecdh-es hkdf concatkdf kw-aes128
+ * kw-aes192 kw-aes256 ...") into bits; the profile names "default" /
+ * "edelivery-1.x" (WSS_ALGS_DEFAULT), "edelivery-2.0" and
+ * "edelivery-2.0-ec" stand for their sets.  -1 on an unknown name (err
+ * names it).  Implemented in wss_policy.c.
  */
 int wss_alg_parse(const char *list, unsigned *ret_bits, struct err *err);
 

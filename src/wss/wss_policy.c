@@ -22,6 +22,7 @@ struct wss_policy_alg {
 #define WSS_POLICY_DSIG_MORE "http://www.w3.org/2001/04/xmldsig-more#"
 #define WSS_POLICY_XENC "http://www.w3.org/2001/04/xmlenc#"
 #define WSS_POLICY_XENC11 "http://www.w3.org/2009/xmlenc11#"
+#define WSS_POLICY_DSIG_MORE21 "http://www.w3.org/2021/04/xmldsig-more#"
 
 /*
  * XML Signature 1.1 (2013) 6.4 and RFC 6931 (xmldsig-more) for signatures
@@ -37,6 +38,10 @@ static const struct wss_policy_alg wss_policy_algs[] = {
 	    WSS_SIG_ECDSA_SHA256 },
 	{ "ecdsa-sha384", WSS_POLICY_DSIG_MORE "ecdsa-sha384",
 	    WSS_SIG_ECDSA_SHA384 },
+	{ "ecdsa-sha512", WSS_POLICY_DSIG_MORE "ecdsa-sha512",
+	    WSS_SIG_ECDSA_SHA512 },
+	{ "eddsa-ed25519", WSS_POLICY_DSIG_MORE21 "eddsa-ed25519",
+	    WSS_SIG_ED25519 },
 	{ "sha256", WSS_POLICY_XENC "sha256", WSS_DIG_SHA256 },
 	{ "sha384", WSS_POLICY_DSIG_MORE "sha384", WSS_DIG_SHA384 },
 	{ "sha512", WSS_POLICY_XENC "sha512", WSS_DIG_SHA512 },
@@ -44,6 +49,13 @@ static const struct wss_policy_alg wss_policy_algs[] = {
 	{ "rsa-oaep-mgf1p", WSS_POLICY_XENC "rsa-oaep-mgf1p",
 	    WSS_KT_RSA_OAEP_MGF1P },
 	{ "rsa-1_5", WSS_POLICY_XENC "rsa-1_5", WSS_KT_RSA_1_5 },
+	{ "x25519", WSS_POLICY_DSIG_MORE21 "x25519", WSS_KA_X25519 },
+	{ "ecdh-es", WSS_POLICY_XENC11 "ECDH-ES", WSS_KA_ECDH_ES },
+	{ "hkdf", WSS_POLICY_DSIG_MORE21 "hkdf", WSS_KDF_HKDF },
+	{ "concatkdf", WSS_POLICY_XENC11 "ConcatKDF", WSS_KDF_CONCAT },
+	{ "kw-aes128", WSS_POLICY_XENC "kw-aes128", WSS_KW_AES128 },
+	{ "kw-aes192", WSS_POLICY_XENC "kw-aes192", WSS_KW_AES192 },
+	{ "kw-aes256", WSS_POLICY_XENC "kw-aes256", WSS_KW_AES256 },
 	{ "aes128-gcm", WSS_POLICY_XENC11 "aes128-gcm", WSS_ENC_AES128_GCM },
 	{ "aes256-gcm", WSS_POLICY_XENC11 "aes256-gcm", WSS_ENC_AES256_GCM },
 	{ "aes-cbc", WSS_POLICY_XENC "aes128-cbc", WSS_ENC_AES_CBC },
@@ -55,14 +67,26 @@ static const struct wss_policy_alg wss_policy_algs[] = {
 /* Longest configuration name we accept (names are short). */
 #define WSS_POLICY_NAME_MAX 32
 
-/* The bit for one configuration name ("default" = WSS_ALGS_DEFAULT), or 0. */
+/* Names that stand for a whole set: the profiles. */
+static const struct wss_policy_alg wss_policy_sets[] = {
+	{ "default", NULL, WSS_ALGS_DEFAULT },
+	{ "edelivery-1.x", NULL, WSS_ALGS_DEFAULT },
+	{ "edelivery-2.0", NULL, WSS_ALGS_EDELIVERY_2_0 },
+	{ "edelivery-2.0-ec", NULL, WSS_ALGS_EDELIVERY_2_0_EC },
+};
+
+#define WSS_POLICY_N_SETS (sizeof(wss_policy_sets) / sizeof(wss_policy_sets[0]))
+
+/* The bit(s) for one configuration name (a profile name: its set), or 0. */
 static unsigned
 wss_policy_name_bit(const char *name, size_t len)
 {
 	size_t i;
 
-	if (len == 7 && strncmp(name, "default", len) == 0)
-		return WSS_ALGS_DEFAULT;
+	for (i = 0; i < WSS_POLICY_N_SETS; i++)
+		if (strlen(wss_policy_sets[i].name) == len &&
+		    strncmp(wss_policy_sets[i].name, name, len) == 0)
+			return wss_policy_sets[i].bit;
 	for (i = 0; i < WSS_POLICY_N_ALGS; i++) {
 		const char *n = wss_policy_algs[i].name;
 
