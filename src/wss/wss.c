@@ -32,7 +32,9 @@
 
 struct wss_key {
 	X509 *cert;
-	xmlSecKeyPtr key;   /* RSA private key */
+	EVP_PKEY *pkey;     /* the private key (any type) */
+	xmlSecKeyPtr key;   /* it as an xmlsec key; NULL for a key type that
+	                     * only agrees keys (X25519) */
 	char *cert_b64;     /* DER certificate, base64, for the BST */
 };
 
@@ -282,9 +284,13 @@ wss_key_load(const char *cert_path, const char *key_path,
 		goto out;
 	}
 	k->cert_b64 = wss_cert_base64(k->cert);
-	k->key = wss_key_adopt(pkey);
+	k->pkey = pkey;
 	pkey = NULL;
-	if (k->cert_b64 == NULL || k->key == NULL) {
+	if (EVP_PKEY_up_ref(k->pkey) == 1 &&
+	    EVP_PKEY_get_base_id(k->pkey) != EVP_PKEY_X25519)
+		k->key = wss_key_adopt(k->pkey);
+	if (k->cert_b64 == NULL || (k->key == NULL &&
+	    EVP_PKEY_get_base_id(k->pkey) != EVP_PKEY_X25519)) {
 		err_set(err, ERR_INTERNAL, NULL, "could not prepare key \"%s\"",
 		    key_path);
 		wss_xmlsec_detail(err);
@@ -308,6 +314,7 @@ wss_key_free(struct wss_key *k)
 		return;
 	if (k->key != NULL)
 		xmlSecKeyDestroy(k->key);
+	EVP_PKEY_free(k->pkey);
 	X509_free(k->cert);
 	free(k->cert_b64);
 	free(k);
@@ -360,7 +367,14 @@ wss_cert_free(struct wss_cert *c)
 struct _xmlSecKey *
 wss_key_xmlsec(const struct wss_key *k)
 {
-	return xmlSecKeyDuplicate(k->key);
+	return k->key != NULL ? xmlSecKeyDuplicate(k->key) : NULL;
+}
+
+/* The private key of a loaded pair (owned by k). */
+EVP_PKEY *
+wss_key_pkey(const struct wss_key *k)
+{
+	return k->pkey;
 }
 
 /* Per-verification copy of the public key (the dsig context owns it). */

@@ -30,6 +30,11 @@ struct _xmlSecDSigCtx *wss_dsig_ctx_inbound(void);
 /* The certificate of a pair loaded by wss_key_load() (owned by k). */
 X509 *wss_key_x509(const struct wss_key *k);
 
+/* The private key of a pair loaded by wss_key_load() (owned by k): RSA,
+ * EC, Ed25519 or X25519 — an X25519 pair has no xmlsec key
+ * (wss_key_xmlsec() gives NULL) and serves only key agreement. */
+EVP_PKEY *wss_key_pkey(const struct wss_key *k);
+
 /* ---- wss_certid.c: naming certificates in log lines ---- */
 
 /* Lower-case hex SHA-256 of x's DER into out[65] ("" and -1 on failure). */
