@@ -39,31 +39,13 @@ wss_cert_sha256(X509 *x, char out[65])
 	return 0;
 }
 
-/* x's one-line RFC 2253 subject, cut at WSS_CERTID_SUBJECT_MAX bytes. */
-static const char *
-wss_certid_subject(struct arena *a, X509 *x)
-{
-	BIO *b = BIO_new(BIO_s_mem());
-	const char *s = NULL;
-	char *p;
-	long n;
-
-	if (b != NULL && X509_NAME_print_ex(b, X509_get_subject_name(x), 0,
-	    XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) >= 0 &&
-	    (n = BIO_get_mem_data(b, &p)) >= 0)
-		s = arena_strndup(a, p, (size_t)n < WSS_CERTID_SUBJECT_MAX ?
-		    (size_t)n : WSS_CERTID_SUBJECT_MAX);
-	BIO_free(b);
-	return s != NULL ? s : "?";
-}
-
 /* "sha256 HEX, subject S[, ski HEX]" of x (arena); "?" when out of memory. */
 const char *
 wss_cert_describe(struct arena *a, X509 *x)
 {
 	const ASN1_OCTET_STRING *ski;
 	char fp[65], ski_hex[2 * WSS_CERTID_ID_MAX + 1] = "";
-	const char *s;
+	const char *s, *subject;
 
 	if (x == NULL)
 		return "none";
@@ -73,9 +55,10 @@ wss_cert_describe(struct arena *a, X509 *x)
 	    ASN1_STRING_length(ski) <= WSS_CERTID_ID_MAX)
 		codec_hex(ASN1_STRING_get0_data(ski),
 		    (size_t)ASN1_STRING_length(ski), ski_hex);
+	subject = wss_cert_subject(a, x, WSS_CERTID_SUBJECT_MAX);
 	s = arena_sprintf(a, "sha256 %s, subject %s%s%s", fp,
-	    wss_certid_subject(a, x), ski_hex[0] != '\0' ? ", ski " : "",
-	    ski_hex);
+	    subject != NULL ? subject : "?", ski_hex[0] != '\0' ? ", ski " :
+	    "", ski_hex);
 	ERR_clear_error();
 	return s != NULL ? s : "?";
 }

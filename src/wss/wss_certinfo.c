@@ -34,9 +34,9 @@ wss_certinfo_time(const ASN1_TIME *t, int64_t *ret_ms)
 	return 0;
 }
 
-/* The one-line RFC 2253 subject of x, in the arena; NULL on failure. */
-static const char *
-wss_certinfo_subject(struct arena *a, X509 *x)
+/* See wss_int.h. */
+const char *
+wss_cert_subject(struct arena *a, X509 *x, size_t max)
 {
 	BIO *b = BIO_new(BIO_s_mem());
 	const char *s = NULL;
@@ -46,7 +46,8 @@ wss_certinfo_subject(struct arena *a, X509 *x)
 	if (b != NULL && X509_NAME_print_ex(b, X509_get_subject_name(x), 0,
 	    XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) >= 0 &&
 	    (n = BIO_get_mem_data(b, &p)) >= 0)
-		s = arena_strndup(a, p, (size_t)n);
+		s = arena_strndup(a, p, max != 0 && (size_t)n > max ?
+		    max : (size_t)n);
 	BIO_free(b);
 	return s;
 }
@@ -70,7 +71,7 @@ wss_certinfo_one(struct arena *a, X509 *x, struct wss_cert_info *ret)
 {
 	char fp[65];
 
-	ret->subject = wss_certinfo_subject(a, x);
+	ret->subject = wss_cert_subject(a, x, 0);
 	ret->serial = wss_certinfo_serial(a, x);
 	ret->sha256 = wss_cert_sha256(x, fp) == 0 ? arena_strdup(a, fp) : NULL;
 	if (ret->subject == NULL || ret->serial == NULL || ret->sha256 == NULL ||

@@ -37,6 +37,10 @@ EVP_PKEY *wss_key_pkey(const struct wss_key *k);
 
 /* ---- wss_certid.c: naming certificates in log lines ---- */
 
+/* wss_certinfo.c: the one-line RFC 2253 subject of x in the arena, cut
+ * at max bytes (0: whole); NULL on failure. */
+const char *wss_cert_subject(struct arena *a, X509 *x, size_t max);
+
 /* Lower-case hex SHA-256 of x's DER into out[65] ("" and -1 on failure). */
 int wss_cert_sha256(X509 *x, char out[65]);
 
