@@ -4,7 +4,7 @@
     tests/fuzz/seeds.py OUTDIR
 
 writes OUTDIR/mime, OUTDIR/envelope, OUTDIR/wss, OUTDIR/conf, OUTDIR/trust_dn,
-OUTDIR/sbdh and OUTDIR/edifact (one file per seed, named by its SHA-1 as libFuzzer does) and a dictionary OUTDIR/DRIVER.dict
+OUTDIR/sbdh, OUTDIR/edifact and OUTDIR/revoc (one file per seed, named by its SHA-1 as libFuzzer does) and a dictionary OUTDIR/DRIVER.dict
 for each, from the recorded AS4 messages in
 ../shared/corpus (or $AS4GW_SHARED/corpus) and the configuration files of the
 source tree (conf/, tests/unit/conf/).  Corpus files are read, never copied
@@ -21,6 +21,7 @@ Input formats (see the drivers):
             corpus, and the forms of tests/unit/test_trust_dn.c)
   sbdh      a payload (a Standard Business Document, or anything else)
   edifact   the first bytes of a payload (an EDIFACT interchange header)
+  revoc     what an OCSP responder or a CRL distribution point answered
 """
 import hashlib
 import os
@@ -530,7 +531,8 @@ def write_dicts(out):
     for name, toks in (('mime', MIME_TOKENS), ('envelope', ENVELOPE_TOKENS),
                        ('wss', WSS_TOKENS + MIME_TOKENS), ('conf', conf),
                        ('trust_dn', DN_TOKENS), ('sbdh', sbdh),
-                       ('edifact', EDIFACT_TOKENS)):
+                       ('edifact', EDIFACT_TOKENS),
+                       ('revoc', ['-----BEGIN X509 CRL-----\n', '\n-----END X509 CRL-----\n'])):
         with open(os.path.join(out, name + '.dict'), 'w') as fh:
             fh.writelines(dict_entry(t) for t in dict.fromkeys(toks))
 
@@ -546,6 +548,51 @@ EDIFACT_SEEDS = [
 ]
 EDIFACT_TOKENS = ['UNA', 'UNB', 'UNOA', 'UNOC', 'UNOY', "UNA:+.? '", '?', "'",
                   '+', ':', '\r\n']
+
+
+def revoc_seeds(seeds):
+    """fuzz_revoc: DER and PEM CRLs and OCSP responses (good, revoked, an
+    error status) made here by python3-cryptography with a key of their own
+    (the driver's CA is another one: they parse deep, then fail to verify)."""
+    seeds.add('revoc', b'\x30\x03\x0a\x01\x03')    # OCSPResponse tryLater
+    seeds.add('revoc', b'\x30\x03\x0a\x01\x01')    # malformedRequest
+    try:
+        import datetime
+        from cryptography import x509
+        from cryptography.x509 import ocsp
+        from cryptography.x509.oid import NameOID
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+    except ImportError:
+        print('!!!! seeds.py: python3-cryptography missing: fuzz_revoc starts '
+              'from two error responses only !!!!', file=sys.stderr)
+        return
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, 'seed CA')])
+
+    def cert(cn, serial):
+        return (x509.CertificateBuilder().subject_name(
+            x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
+            .issuer_name(name).public_key(key.public_key()).serial_number(serial)
+            .not_valid_before(now).not_valid_after(now + datetime.timedelta(days=30))
+            .sign(key, hashes.SHA256()))
+    ca, leaf = cert('seed CA', 1), cert('seed leaf', 2)
+    crl = (x509.CertificateRevocationListBuilder().issuer_name(name)
+           .last_update(now).next_update(now + datetime.timedelta(days=1))
+           .add_revoked_certificate(x509.RevokedCertificateBuilder().serial_number(2)
+                                    .revocation_date(now).build())
+           .sign(key, hashes.SHA256()))
+    seeds.add('revoc', crl.public_bytes(serialization.Encoding.DER))
+    seeds.add('revoc', crl.public_bytes(serialization.Encoding.PEM))
+    for status in (ocsp.OCSPCertStatus.GOOD, ocsp.OCSPCertStatus.REVOKED):
+        b = ocsp.OCSPResponseBuilder().add_response(
+            cert=leaf, issuer=ca, algorithm=hashes.SHA1(), cert_status=status,
+            this_update=now, next_update=now + datetime.timedelta(hours=1),
+            revocation_time=now if status == ocsp.OCSPCertStatus.REVOKED else None,
+            revocation_reason=None).responder_id(ocsp.OCSPResponderEncoding.HASH, ca)
+        seeds.add('revoc', b.sign(key, hashes.SHA256()).public_bytes(
+            serialization.Encoding.DER))
 
 
 def main():
@@ -574,6 +621,7 @@ def main():
     sbdh_seeds(seeds, corpus)
     for seed in EDIFACT_SEEDS:
         seeds.add('edifact', seed)
+    revoc_seeds(seeds)
     write_dicts(seeds.out)
     print('seeds: ' + ', '.join('%s %d' % kv for kv in sorted(seeds.count.items())))
 
