@@ -39,9 +39,12 @@ sender_recipient_load(const char *path, struct sender_recipient **ret,
 	if (wss_read_cert(path, &cert, err) == -1)
 		goto out;
 	pub = X509_get0_pubkey(cert);
-	if (pub == NULL || EVP_PKEY_get_base_id(pub) != EVP_PKEY_RSA) {
-		err_set(err, ERR_CONF, NULL, "certificate \"%s\" has no RSA "
-		    "key (rsa-oaep key transport needs one)", path);
+	/* RSA: rsa-oaep key transport; X25519 / EC: key agreement */
+	if (pub == NULL || (EVP_PKEY_get_base_id(pub) != EVP_PKEY_RSA &&
+	    EVP_PKEY_get_base_id(pub) != EVP_PKEY_X25519 &&
+	    EVP_PKEY_get_base_id(pub) != EVP_PKEY_EC)) {
+		err_set(err, ERR_CONF, NULL, "certificate \"%s\" has no RSA, "
+		    "X25519 or EC key to encrypt for", path);
 		goto out;
 	}
 	if ((r = calloc(1, sizeof(*r))) == NULL) {

@@ -33,7 +33,8 @@
 int sender_sign_message(xmlDocPtr doc, const struct wss_key *key,
     struct wss_part *parts, size_t n_parts, struct err *err);
 
-/* A certificate attachments are encrypted for (RSA key), from a PEM file. */
+/* A certificate attachments are encrypted for (RSA key: rsa-oaep; X25519
+ * or EC key: key agreement, sender_agree_ek), from a PEM file. */
 struct sender_recipient;
 int sender_recipient_load(const char *path, struct sender_recipient **ret,
     struct err *err);
@@ -63,6 +64,43 @@ int sender_encrypt_message(struct arena *a, xmlDocPtr doc,
  */
 int sender_encrypt_parts(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
     struct wss_part *parts, size_t n, X509 *recipient, struct err *err);
+
+/* How sender_agree_ek() agrees on a key-encryption key (0: the
+ * eDelivery AS4 2.0 default). */
+struct sender_agree_opts {
+	unsigned kdf;              /* WSS_KDF_HKDF (default) or WSS_KDF_CONCAT */
+	unsigned kw;               /* WSS_KW_AES128 (default), _AES192, _AES256 */
+	unsigned dig;              /* WSS_DIG_SHA256 (default), _SHA384, _SHA512 */
+	const unsigned char *info; /* HKDF Info; NULL: none (ENTSOG 4.0: MAY be empty) */
+	size_t info_len;
+};
+
+/*
+ * Key agreement for an X25519 or EC recipient certificate (eDelivery AS4
+ * 2.0 / ENTSOG AS4 4.0 2.2.6.2.3, 2.2.6.2.5.2; sender_agree.c): a fresh
+ * ephemeral key, X25519 or ECDH-ES with the recipient's public key, HKDF
+ * (a random 32-octet Salt, o->info, KeyLength in octets) or ConcatKDF
+ * (AlgorithmID = the wrap URI), RFC 3394 wrap of cek.  Appended to ek:
+ * xenc:EncryptionMethod kw-aes*, ds:KeyInfo/xenc:AgreementMethod
+ * (OriginatorKeyInfo: dsig11:DEREncodedKeyValue for X25519,
+ * ds:KeyValue/dsig11:ECKeyValue for EC; RecipientKeyInfo: a
+ * wsse:SecurityTokenReference with the recipient's SKI KeyIdentifier) and
+ * xenc:CipherData.  0 / -1 (ek may hold a part of it: the caller drops it).
+ */
+int sender_agree_ek(struct arena *a, xmlDocPtr doc, xmlNodePtr ek,
+    X509 *recipient, const struct sender_agree_opts *o,
+    const unsigned char *cek, size_t cek_len);
+
+/* sender_encrypt.c helpers shared with sender_agree.c: a new element
+ * {href}name appended to parent (the namespace in scope, else declared
+ * with prefix); an unqualified attribute (1 ok, 0 failure); an element
+ * with an Algorithm attribute; the certificate's SKI in base64. */
+xmlNodePtr sender_encrypt_el(xmlDocPtr doc, xmlNodePtr parent,
+    const char *href, const char *prefix, const char *name);
+int sender_encrypt_set(xmlNodePtr n, const char *name, const char *value);
+xmlNodePtr sender_encrypt_alg_el(xmlDocPtr doc, xmlNodePtr parent,
+    const char *href, const char *name, const char *alg);
+char *sender_encrypt_ski(struct arena *a, X509 *cert);
 
 /*
  * Does an NRR Receipt (AS4 profile 5.1.8 b) prove the message we signed?

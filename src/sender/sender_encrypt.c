@@ -57,7 +57,7 @@ struct sender_encrypt {
  * namespace declaration in scope at parent or declaring prefix on the new
  * element itself.  NULL on failure.
  */
-static xmlNodePtr
+xmlNodePtr
 sender_encrypt_el(xmlDocPtr doc, xmlNodePtr parent, const char *href,
     const char *prefix, const char *name)
 {
@@ -80,7 +80,7 @@ sender_encrypt_el(xmlDocPtr doc, xmlNodePtr parent, const char *href,
 }
 
 /* Set an unqualified attribute; 1 ok, 0 failure (for && chains). */
-static int
+int
 sender_encrypt_set(xmlNodePtr n, const char *name, const char *value)
 {
 	return n != NULL && value != NULL &&
@@ -89,7 +89,7 @@ sender_encrypt_set(xmlNodePtr n, const char *name, const char *value)
 }
 
 /* A new child element (see sender_encrypt_el) with an Algorithm attribute. */
-static xmlNodePtr
+xmlNodePtr
 sender_encrypt_alg_el(xmlDocPtr doc, xmlNodePtr parent, const char *href,
     const char *name, const char *alg)
 {
@@ -102,7 +102,7 @@ sender_encrypt_alg_el(xmlDocPtr doc, xmlNodePtr parent, const char *href,
 
 /* The recipient's SubjectKeyIdentifier in base64 (arena): the extension,
  * else RFC 5280 4.2.1.2 method (1), SHA-1 of the public key bits. */
-static char *
+char *
 sender_encrypt_ski(struct arena *a, X509 *cert)
 {
 	const ASN1_OCTET_STRING *ski = X509_get0_subject_key_id(cert);
@@ -179,7 +179,8 @@ sender_encrypt_ek_cipher(struct sender_encrypt *e, xmlNodePtr method)
 	return 0;
 }
 
-/* The xenc:EncryptedKey (xenc11 rsa-oaep, sha256, mgf1sha256) with an
+/* The xenc:EncryptedKey (xenc11 rsa-oaep, sha256, mgf1sha256 for an RSA
+ * recipient; key agreement, sender_agree.c, for X25519 and EC) with an
  * empty ReferenceList, in e->ek / e->reflist. */
 static int
 sender_encrypt_ek(struct sender_encrypt *e)
@@ -194,6 +195,16 @@ sender_encrypt_ek(struct sender_encrypt *e)
 	e->ek = sender_encrypt_el(doc, NULL, NS_XENC, "xenc", "EncryptedKey");
 	if (!sender_encrypt_set(e->ek, "Id", e->ek_id))
 		return -1;
+	/* an X25519 or EC certificate: key agreement (eDelivery AS4 2.0) */
+	if (EVP_PKEY_get_base_id(X509_get0_pubkey(e->recipient)) !=
+	    EVP_PKEY_RSA) {
+		if (sender_agree_ek(e->a, doc, e->ek, e->recipient, NULL,
+		    e->key, sizeof(e->key)) < 0)
+			return -1;
+		e->reflist = sender_encrypt_el(doc, e->ek, NS_XENC, "xenc",
+		    "ReferenceList");
+		return e->reflist != NULL ? 0 : -1;
+	}
 	m = sender_encrypt_alg_el(doc, e->ek, NS_XENC, "EncryptionMethod",
 	    NS_XENC11 "rsa-oaep");
 	if (m == NULL ||

@@ -58,6 +58,7 @@
 #define WSS_DEC_MAX_RSA 1024      /* RSA block: 8192-bit modulus */
 
 #define WSS_DEC_KT (WSS_KT_RSA_OAEP | WSS_KT_RSA_OAEP_MGF1P | WSS_KT_RSA_1_5)
+#define WSS_DEC_KW (WSS_KW_AES128 | WSS_KW_AES192 | WSS_KW_AES256)
 #define WSS_DEC_ENC (WSS_ENC_AES128_GCM | WSS_ENC_AES256_GCM | WSS_ENC_AES_CBC)
 
 
@@ -84,6 +85,8 @@ struct wss_dec {
 	struct wss_part *parts;
 	size_t n_parts;
 	xmlNodePtr keys[WSS_DEC_MAX_KEYS];
+	struct wss_agree *agree[WSS_DEC_MAX_KEYS]; /* key agreement, else NULL */
+	size_t kek_len[WSS_DEC_MAX_KEYS];          /* its kw-aes key size */
 	size_t n_keys;
 	struct wss_dec_data *data; /* WSS_DEC_MAX_DATA, arena */
 	size_t n_data;
@@ -152,8 +155,45 @@ wss_dec_alg(struct arena *a, const xmlNode *node, xmlNodePtr *ret_method)
 	return xml_attr(a, m, NULL, "Algorithm");
 }
 
+/*
+ * Phase 1 for an EncryptedKey with a kw-aes EncryptionMethod: its
+ * ds:KeyInfo must hold one xenc:AgreementMethod (XML Encryption 1.1, 5.6;
+ * eDelivery AS4 2.0), parsed here — the wrap, agreement, KDF and PRF or
+ * digest URIs decide the policy (EBMS:0103) before any cryptography.
+ */
+static int
+wss_dec_check_agree(struct wss_dec *d, xmlNodePtr ek, unsigned kw,
+    const char *uri, struct err *err)
+{
+	xmlNodePtr ki = xml_child(ek, NS_DS, "KeyInfo");
+	xmlNodePtr am = xml_child(ki, NS_XENC, "AgreementMethod");
+	struct wss_agree *p;
+
+	if ((d->pol->algs & kw) == 0)
+		return wss_dec_refuse(err, "key wrap not allowed", uri);
+	if (am == NULL)
+		return wss_dec_refuse(err, "key wrap without key agreement "
+		    "(no xenc:AgreementMethod) not supported", uri);
+	if (xml_count(ek, NS_DS, "KeyInfo") != 1 ||
+	    xml_count(ki, NULL, NULL) != 1)
+		return wss_dec_fail(err, "EncryptedKey KeyInfo holds more "
+		    "than its AgreementMethod");
+	if (d->n_keys == WSS_DEC_MAX_KEYS)
+		return wss_dec_fail(err, "too many EncryptedKey elements");
+	if ((p = arena_calloc(d->a, 1, sizeof(*p))) == NULL)
+		return wss_dec_fail(err, "out of request memory");
+	if (wss_agree_parse(d->a, am, d->pol->algs, p, err) < 0)
+		return -1;
+	d->agree[d->n_keys] = p;
+	d->kek_len[d->n_keys] = wss_kdf_kw_len(kw);
+	d->keys[d->n_keys++] = ek;
+	return 0;
+}
+
 /* Phase 1 for an EncryptedKey: allowed key transport with known
- * parameters (else EBMS:0103). */
+ * parameters, or key agreement (else EBMS:0103).  On a leg without the
+ * key transport bits (eDelivery AS4 2.0) rsa-oaep is refused here, so
+ * nothing downgrades to RSA. */
 static int
 wss_dec_check_key(struct wss_dec *d, xmlNodePtr ek, struct err *err)
 {
@@ -164,6 +204,8 @@ wss_dec_check_key(struct wss_dec *d, xmlNodePtr ek, struct err *err)
 	if (uri == NULL)
 		return wss_dec_fail(err, "EncryptedKey without one "
 		    "EncryptionMethod Algorithm");
+	if ((bit & WSS_DEC_KW) != 0)
+		return wss_dec_check_agree(d, ek, bit, uri, err);
 	if ((bit & WSS_DEC_KT) == 0 || (d->pol->algs & bit) == 0)
 		return wss_dec_refuse(err, "key transport not allowed", uri);
 	if (!wss_oaep_usable(m))
@@ -452,6 +494,21 @@ wss_dec_data(struct wss_dec *d, struct wss_dec_data *x, const char *ek_id,
 		wss_dec_failed(d, why);
 }
 
+/* An EncryptedKey's one CipherData/CipherValue, decoded (arena). */
+static int
+wss_dec_cipher_value(struct wss_dec *d, const xmlNode *ek,
+    unsigned char **ret, size_t *ret_len)
+{
+	xmlNodePtr cd = xml_child(ek, NS_XENC, "CipherData");
+	const char *text = xml_text(d->a, xml_child(cd, NS_XENC,
+	    "CipherValue"));
+
+	if (text == NULL || xml_count(ek, NS_XENC, "CipherData") != 1 ||
+	    xml_count(cd, NULL, NULL) != 1 || strlen(text) > 4 * WSS_DEC_MAX_RSA)
+		return -1;
+	return codec_unbase64(d->a, text, strlen(text), ret, ret_len);
+}
+
 /* Decrypt an EncryptedKey's CipherValue with xkey into key[0..want); key
  * untouched on failure. */
 static int
@@ -459,16 +516,11 @@ wss_dec_unwrap(struct wss_dec *d, xmlNodePtr ek, xmlSecKeyPtr xkey,
     unsigned char *key, size_t want)
 {
 	xmlNodePtr m = xml_child(ek, NS_XENC, "EncryptionMethod");
-	xmlNodePtr cd = xml_child(ek, NS_XENC, "CipherData");
-	const char *text = xml_text(d->a, xml_child(cd, NS_XENC,
-	    "CipherValue"));
 	unsigned char *ct = NULL, out[WSS_DEC_MAX_RSA];
 	size_t ct_len = 0, n = 0;
 	int rc = -1;
 
-	if (text == NULL || xml_count(ek, NS_XENC, "CipherData") != 1 ||
-	    xml_count(cd, NULL, NULL) != 1 ||
-	    codec_unbase64(d->a, text, strlen(text), &ct, &ct_len) < 0)
+	if (wss_dec_cipher_value(d, ek, &ct, &ct_len) < 0)
 		goto out;
 	if (xkey != NULL && wss_oaep_run(m, xkey, 0, ct, ct_len, out,
 	    sizeof(out), &n) == 0 && n == want) {
@@ -513,16 +565,62 @@ wss_dec_transport(struct wss_dec *d, xmlNodePtr ek, unsigned char *key,
 }
 
 /*
+ * Key agreement for EncryptedKey k (wss_agree.c): the pair its
+ * RecipientKeyInfo names (wss_keyring_pick_ref, never by trying keys),
+ * which must be of the agreement's type; then agreement, KDF and unwrap
+ * into key[0..want).  A failure is noted and key stays random.
+ */
+static int
+wss_dec_agree(struct wss_dec *d, size_t k, unsigned char *key, size_t want)
+{
+	const struct wss_keyring *r = d->pol->decrypt_keys;
+	const struct wss_agree *p = d->agree[k];
+	const char *why = NULL;
+	unsigned char *ct = NULL;
+	size_t i = 0, ct_len = 0;
+	struct err e;
+
+	err_clear(&e);
+	if (wss_keyring_pick_ref(r, d->a, d->doc, p->recipient, &i, &e) < 0) {
+		wss_dec_failed(d, e.detail);
+		return -1;
+	}
+	if (wss_dec_cipher_value(d, d->keys[k], &ct, &ct_len) < 0)
+		why = "EncryptedKey CipherValue malformed";
+	else if (wss_agree_unwrap(p, wss_key_pkey(wss_keyring_key(r, i)),
+	    d->kek_len[k], ct, ct_len, key, want, &why) == 0)
+		why = NULL;
+	if (why != NULL) {
+		wss_dec_failed(d, why);
+		return -1;
+	}
+	if (wss_keyring_retiring(r, i))
+		d->retiring = wss_keyring_fp(r, i);
+	return 0;
+}
+
+/* The Id an EncryptedData's SecurityTokenReference may name: Id (WSS4J,
+ * the eDelivery 1.15 sample) or else wsu:Id (the eDelivery 2.0 sample). */
+static const char *
+wss_dec_ek_id(struct wss_dec *d, const xmlNode *ek)
+{
+	const char *id = xml_attr(d->a, ek, NULL, "Id");
+
+	return id != NULL ? id : xml_attr(d->a, ek, NS_WSU, "Id");
+}
+
+/*
  * Phase 2 for one EncryptedKey: a random key first, replaced by the real
  * one when key transport works, then every EncryptedData of its
  * ReferenceList — also with the random key, so that a key transport
  * failure costs what a tag failure costs.
  */
 static void
-wss_dec_key(struct wss_dec *d, xmlNodePtr ek)
+wss_dec_key(struct wss_dec *d, size_t k)
 {
+	xmlNodePtr ek = d->keys[k];
 	xmlNodePtr list = xml_child(ek, NS_XENC, "ReferenceList"), r;
-	const char *ek_id = xml_attr(d->a, ek, NULL, "Id");
+	const char *ek_id = wss_dec_ek_id(d, ek);
 	struct wss_dec_data *x;
 	unsigned char key[32];
 	size_t want = 16, n_refs = xml_count(list, NS_XENC, "DataReference");
@@ -538,8 +636,9 @@ wss_dec_key(struct wss_dec *d, xmlNodePtr ek)
 	x = r != NULL ? wss_dec_ref(d, r) : NULL;
 	if (x != NULL && wss_cipher_key_len(x->alg) != 0)
 		want = wss_cipher_key_len(x->alg);
-	if (RAND_bytes(key, sizeof(key)) != 1 ||
-	    wss_dec_transport(d, ek, key, want) < 0)
+	if (RAND_bytes(key, sizeof(key)) != 1 || (d->agree[k] != NULL ?
+	    wss_dec_agree(d, k, key, want) : wss_dec_transport(d, ek, key,
+	    want)) < 0)
 		wss_dec_failed(d, "key transport failed (EncryptedKey not for "
 		    "our key, corrupt, or of the wrong length)");
 	for (; r != NULL; r = xml_next(r, NS_XENC, "DataReference")) {
@@ -587,7 +686,7 @@ wss_dec_run(struct wss_dec *d)
 	size_t i;
 
 	for (i = 0; i < d->n_keys; i++)
-		wss_dec_key(d, d->keys[i]);
+		wss_dec_key(d, i);
 	for (i = 0; i < d->n_data; i++)
 		if (!d->data[i].used)
 			wss_dec_failed(d, "EncryptedData not listed by an "

@@ -210,12 +210,117 @@ int wss_oaep_run(xmlNodePtr method, xmlSecKeyPtr key, int encrypt,
 int wss_keyring_pick(const struct wss_keyring *r, struct arena *a,
     xmlDocPtr doc, const xmlNode *ek, size_t *ret, struct err *err);
 
+/*
+ * The pair of r a key agreement's xenc:RecipientKeyInfo names (its
+ * wsse:SecurityTokenReference or ds:X509Data, also wrapped in one
+ * ds:KeyValue as the ENTSOG ECDH-ES sample has it), resolved as
+ * wss_keyring_pick() does; never by trying keys.  -1 with the EBMS:0102
+ * answer otherwise.
+ */
+int wss_keyring_pick_ref(const struct wss_keyring *r, struct arena *a,
+    xmlDocPtr doc, const xmlNode *rki, size_t *ret, struct err *err);
+
 /* Pair i of r: its key, its short fingerprint ("sha256:" and 16 hex
  * digits of the certificate's SHA-256), retiring or not. */
 const struct wss_key *wss_keyring_key(const struct wss_keyring *r, size_t i);
 size_t wss_keyring_count(const struct wss_keyring *r);
 const char *wss_keyring_fp(const struct wss_keyring *r, size_t i);
 int wss_keyring_retiring(const struct wss_keyring *r, size_t i);
+
+/* ---- wss_kdf.c: HKDF, ConcatKDF, AES key wrap (OpenSSL 3 EVP) ---- */
+
+/* The digest of a WSS_DIG_* bit (sha256/384/512), or NULL. */
+const EVP_MD *wss_kdf_md(unsigned dig);
+
+/* The key length of a WSS_KW_AES* bit (16, 24, 32), or 0. */
+size_t wss_kdf_kw_len(unsigned kw);
+
+/* RFC 5869 HKDF-HMAC over dig's digest: secret z, salt (NULL or empty:
+ * none), info (may be NULL/empty), out_len octets into out.  0 / -1. */
+int wss_kdf_hkdf(unsigned dig, const unsigned char *z, size_t z_len,
+    const unsigned char *salt, size_t salt_len, const unsigned char *info,
+    size_t info_len, unsigned char *out, size_t out_len);
+
+/* SP 800-56A 5.8.2.1.1 one-step KDF (XML Encryption 1.1 ConcatKDF) over
+ * dig's digest: secret z, OtherInfo other (padding octets dropped),
+ * out_len octets into out.  0 / -1. */
+int wss_kdf_concat(unsigned dig, const unsigned char *z, size_t z_len,
+    const unsigned char *other, size_t other_len, unsigned char *out,
+    size_t out_len);
+
+/* RFC 3394 AES key wrap of key (16/24/32 octets) under kek (16/24/32):
+ * key_len + 8 octets into out (out_size at least that).  0 / -1. */
+int wss_kdf_wrap(const unsigned char *kek, size_t kek_len,
+    const unsigned char *key, size_t key_len, unsigned char *out,
+    size_t out_size);
+
+/* RFC 3394 unwrap of in under kek, integrity checked; the key must be
+ * exactly want octets (into out).  out untouched on failure.  0 / -1. */
+int wss_kdf_unwrap(const unsigned char *kek, size_t kek_len,
+    const unsigned char *in, size_t in_len, unsigned char *out, size_t want);
+
+/* ---- wss_agree.c: xenc:AgreementMethod, receiving ---- */
+
+#define WSS_NS_DSIG11 "http://www.w3.org/2009/xmldsig11#"
+#define WSS_NS_DSIG_MORE21 "http://www.w3.org/2021/04/xmldsig-more#"
+/* Largest raw shared secret (P-521: 66 octets). */
+#define WSS_AGREE_Z_MAX 128
+
+/* What an xenc:AgreementMethod says (pointers into the arena / the doc). */
+struct wss_agree {
+	unsigned ka;               /* WSS_KA_X25519 or WSS_KA_ECDH_ES */
+	unsigned kdf;              /* WSS_KDF_HKDF or WSS_KDF_CONCAT */
+	unsigned dig;              /* WSS_DIG_*: the HKDF PRF's or ConcatKDF's digest */
+	const unsigned char *salt, *info; /* HKDF; NULL when absent */
+	size_t salt_len, info_len;
+	size_t key_len;            /* HKDF KeyLength in octets, 0 when absent */
+	const unsigned char *other; /* ConcatKDF OtherInfo (padding octets dropped) */
+	size_t other_len;
+	int orig_der;              /* orig: a SubjectPublicKeyInfo (DEREncodedKeyValue) */
+	int curve;                 /* ECKeyValue: NID of its NamedCurve; else 0 */
+	const unsigned char *orig; /* the originator's public key: DER, or an EC point */
+	size_t orig_len;
+	const xmlNode *recipient;  /* xenc:RecipientKeyInfo (wss_keyring_pick_ref) */
+};
+
+/*
+ * Parse an xenc:AgreementMethod (XML Encryption 1.1, 5.6; RFC 9231; the
+ * grammar at the top of wss_agree.c) into *ret.  The algorithm URIs come
+ * first: an agreement, KDF or PRF/digest not in algs (or unknown) ->
+ * EBMS:0103; then any format failure (unknown or repeated elements,
+ * oversize or malformed values, a curve other than P-256/384/521 or
+ * brainpoolP256r1/384r1/512r1, a ConcatKDF field with padding bits) ->
+ * EBMS:0102 with the fixed msg and the reason in err.detail.  No
+ * cryptography; the originator key is checked when deriving.
+ */
+int wss_agree_parse(struct arena *a, const xmlNode *am, unsigned algs,
+    struct wss_agree *ret, struct err *err);
+
+/* Does priv serve p: X25519 for x25519, EC for ECDH-ES on the curve an
+ * ECKeyValue names?  1 / 0. */
+int wss_agree_fits(const struct wss_agree *p, const EVP_PKEY *priv);
+
+/* The raw shared secret of priv and peer (peer validated; an all-zero
+ * secret refused, RFC 7748 6.1) into z (WSS_AGREE_Z_MAX).  0 / -1. */
+int wss_agree_secret(EVP_PKEY *priv, EVP_PKEY *peer, unsigned char *z,
+    size_t *z_len);
+
+/* The key-encryption key (kek_len octets: the kw-aes size) from the
+ * secret z by p's KDF; an HKDF KeyLength other than kek_len fails.
+ * 0 / -1 with a static reason in *why. */
+int wss_agree_derive(const struct wss_agree *p, const unsigned char *z,
+    size_t z_len, unsigned char *kek, size_t kek_len, const char **why);
+
+/*
+ * The whole receiving side: p's originator key (type and curve of priv,
+ * public key validation), the agreement with priv, the KDF to a kek_len
+ * KEK, the RFC 3394 unwrap of wrapped into key (exactly want octets).
+ * 0 ok; -1 with a static reason in *why (log only: the answer is the one
+ * EBMS:0102).  key untouched on failure.
+ */
+int wss_agree_unwrap(const struct wss_agree *p, EVP_PKEY *priv,
+    size_t kek_len, const unsigned char *wrapped, size_t wrapped_len,
+    unsigned char *key, size_t want, const char **why);
 
 /* ---- wss_decrypt.c ---- */
 
@@ -328,6 +433,13 @@ int wss_sigvalue_check(struct arena *a, xmlNodePtr signature, X509 *cert,
  */
 int wss_keyinfo_resolve(const struct trust *t, struct arena *a,
     xmlDocPtr doc, xmlNodePtr key_info, X509 **ret_cert,
+    STACK_OF(X509) **ret_chain, struct err *err);
+
+/* wss_keyinfo_resolve() for any element of type ds:KeyInfoType (e.g.
+ * xenc:RecipientKeyInfo) or a ds:KeyValue wrapping a reference: holder
+ * is not checked to be a ds:KeyInfo. */
+int wss_keyinfo_resolve_in(const struct trust *t, struct arena *a,
+    xmlDocPtr doc, const xmlNode *holder, X509 **ret_cert,
     STACK_OF(X509) **ret_chain, struct err *err);
 
 /* ---- wss_sign.c: the signing engine, also used by src/sender/ ---- */

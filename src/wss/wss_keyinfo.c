@@ -436,16 +436,26 @@ wss_keyinfo_resolve(const struct trust *t, struct arena *a,
     xmlDocPtr doc, xmlNodePtr key_info, X509 **ret_cert,
     STACK_OF(X509) **ret_chain, struct err *err)
 {
+	if (!xml_is(key_info, NS_DS, "KeyInfo")) {
+		ERR_clear_error();
+		return wss_keyinfo_fail(err, "unsupported key reference",
+		    "no ds:KeyInfo");
+	}
+	return wss_keyinfo_resolve_in(t, a, doc, key_info, ret_cert,
+	    ret_chain, err);
+}
+
+/* The reference inside a KeyInfoType element; see wss_int.h. */
+int
+wss_keyinfo_resolve_in(const struct trust *t, struct arena *a,
+    xmlDocPtr doc, const xmlNode *key_info, X509 **ret_cert,
+    STACK_OF(X509) **ret_chain, struct err *err)
+{
 	STACK_OF(X509) *chain = NULL;
 	X509 *cert = NULL;
 	xmlNodePtr ref, str;
 	int rc = -1;
 
-	if (!xml_is(key_info, NS_DS, "KeyInfo")) {
-		wss_keyinfo_fail(err, "unsupported key reference",
-		    "no ds:KeyInfo");
-		goto out;
-	}
 	if ((str = wss_keyinfo_only_child(key_info, err)) == NULL)
 		goto out;
 	if (xml_is(str, NS_DS, "X509Data")) {

@@ -17,6 +17,7 @@
  */
 #include "wss_int.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,16 +260,45 @@ wss_keyring_named(struct arena *a, const xmlNode *ki)
 	return s != NULL ? s : "a key reference";
 }
 
+/* The pair whose certificate the reference in holder (a ds:KeyInfo when
+ * keyinfo, else any KeyInfoType element) names: index into *ret. */
+static int
+wss_keyring_find(const struct wss_keyring *r, struct arena *a,
+    xmlDocPtr doc, const xmlNode *holder, int keyinfo, size_t *ret,
+    struct err *err)
+{
+	char fp[8 + WSS_KEYRING_FP_HEX], why[sizeof(err->msg) + 64];
+	struct err e;
+	X509 *cert = NULL;
+	size_t i;
+	int rc;
+
+	err_clear(&e);
+	rc = keyinfo ? wss_keyinfo_resolve(r->index, a, doc,
+	    (xmlNodePtr)(uintptr_t)holder, &cert, NULL, &e) :
+	    wss_keyinfo_resolve_in(r->index, a, doc, holder, &cert, NULL, &e);
+	if (rc < 0) {
+		(void)snprintf(why, sizeof(why), "%s%s%.60s", e.msg,
+		    e.detail[0] != '\0' ? ", " : "", e.detail);
+		return wss_keyring_fail(r, wss_keyring_named(a, holder), why,
+		    err);
+	}
+	for (i = 0; i < r->n; i++) {
+		if (X509_cmp(cert, wss_key_x509(r->pairs[i].key)) == 0) {
+			*ret = i;
+			return 0;
+		}
+	}
+	wss_keyring_short(cert, fp, sizeof(fp));
+	return wss_keyring_fail(r, wss_keyring_named(a, holder), fp, err);
+}
+
 /* Pick the pair an EncryptedKey names; see wss_int.h. */
 int
 wss_keyring_pick(const struct wss_keyring *r, struct arena *a,
     xmlDocPtr doc, const xmlNode *ek, size_t *ret, struct err *err)
 {
 	xmlNodePtr ki = xml_child(ek, NS_DS, "KeyInfo");
-	char fp[8 + WSS_KEYRING_FP_HEX], why[sizeof(err->msg) + 64];
-	struct err e;
-	X509 *cert = NULL;
-	size_t i;
 
 	if (ki == NULL && r->n == 1) {
 		*ret = 0;
@@ -278,18 +308,25 @@ wss_keyring_pick(const struct wss_keyring *r, struct arena *a,
 		return wss_keyring_fail(r, ki == NULL ? "no certificate (no "
 		    "ds:KeyInfo) with several pairs configured" :
 		    "several ds:KeyInfo", "", err);
-	err_clear(&e);
-	if (wss_keyinfo_resolve(r->index, a, doc, ki, &cert, NULL, &e) < 0) {
-		(void)snprintf(why, sizeof(why), "%s%s%.60s", e.msg,
-		    e.detail[0] != '\0' ? ", " : "", e.detail);
-		return wss_keyring_fail(r, wss_keyring_named(a, ki), why, err);
-	}
-	for (i = 0; i < r->n; i++) {
-		if (X509_cmp(cert, wss_key_x509(r->pairs[i].key)) == 0) {
-			*ret = i;
-			return 0;
-		}
-	}
-	wss_keyring_short(cert, fp, sizeof(fp));
-	return wss_keyring_fail(r, wss_keyring_named(a, ki), fp, err);
+	return wss_keyring_find(r, a, doc, ki, 1, ret, err);
+}
+
+/* Pick the pair a RecipientKeyInfo names (key agreement); see
+ * wss_int.h.  Even with one pair the reference must name it: the
+ * agreement needs the right key type, and a partner that names another
+ * certificate gets the decryption failure, not a guess. */
+int
+wss_keyring_pick_ref(const struct wss_keyring *r, struct arena *a,
+    xmlDocPtr doc, const xmlNode *rki, size_t *ret, struct err *err)
+{
+	const xmlNode *holder = rki;
+	xmlNodePtr kv = xml_child(rki, NS_DS, "KeyValue");
+
+	/* ENTSOG AS4 4.0 2.2.6.2.5.2 wraps the reference in ds:KeyValue */
+	if (kv != NULL && xml_count(rki, NULL, NULL) == 1)
+		holder = kv;
+	if (holder == NULL || xml_count(holder, NULL, NULL) != 1)
+		return wss_keyring_fail(r, "not one key reference in "
+		    "RecipientKeyInfo", "", err);
+	return wss_keyring_find(r, a, doc, holder, 0, ret, err);
 }
