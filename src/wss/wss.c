@@ -188,8 +188,8 @@ out:
 	return cert != NULL ? 0 : -1;
 }
 
-/* An unencrypted PEM private key (PKCS#8 or traditional); RSA only, since
- * we sign with rsa-sha256. */
+/* An unencrypted PEM private key (PKCS#8 or traditional): RSA, EC,
+ * Ed25519 or X25519 (issue 13: key agreement needs X25519 and EC pairs). */
 static int
 wss_read_pkey(const char *path, EVP_PKEY **ret, struct err *err)
 {
@@ -208,9 +208,12 @@ wss_read_pkey(const char *path, EVP_PKEY **ret, struct err *err)
 		    "PEM private key from \"%s\"", path);
 		goto out;
 	}
-	if (EVP_PKEY_get_base_id(pkey) != EVP_PKEY_RSA) {
-		err_set(err, ERR_CONF, NULL, "key \"%s\" is not an RSA key",
-		    path);
+	if (EVP_PKEY_get_base_id(pkey) != EVP_PKEY_RSA &&
+	    EVP_PKEY_get_base_id(pkey) != EVP_PKEY_EC &&
+	    EVP_PKEY_get_base_id(pkey) != EVP_PKEY_ED25519 &&
+	    EVP_PKEY_get_base_id(pkey) != EVP_PKEY_X25519) {
+		err_set(err, ERR_CONF, NULL, "key \"%s\" is not an RSA, EC, "
+		    "Ed25519 or X25519 key", path);
 		goto out;
 	}
 	*ret = pkey;

@@ -520,7 +520,8 @@ wss_agree_peer(const struct wss_agree *p, const EVP_PKEY *priv,
 		*why = "originator key on another curve than ours";
 		if (g[0] == '\0' || strcmp(g, pg) != 0)
 			goto fail;
-		*why = "originator key fails public key validation";
+		*why = "originator key fails public key validation (not a "
+		    "point of the curve, or infinity)";
 		c = EVP_PKEY_CTX_new_from_pkey(NULL, k, NULL);
 		if (c == NULL || EVP_PKEY_public_check(c) != 1)
 			goto fail;
