@@ -38,7 +38,7 @@
 static const char *const pki_files[] = {
 	"ca.key", "ca.crt", "gateway.key", "gateway.crt", "sender.key",
 	"sender.crt", "tls.key", "tls.crt", "enc.key", "ec.key", "trad.key",
-	"garbage.pem",
+	"garbage.pem", "x448.key",
 };
 
 static struct {
@@ -105,7 +105,8 @@ group_setup(void **state)
 	    "gateway.key -aes256 -passout pass:secret -out enc.key "
 	    "2>/dev/null && "
 	    "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 "
-	    "-out ec.key 2>/dev/null && openssl rsa -in gateway.key "
+	    "-out ec.key 2>/dev/null && openssl genpkey -algorithm X448 "
+	    "-out x448.key 2>/dev/null && openssl rsa -in gateway.key "
 	    "-traditional -out trad.key 2>/dev/null && "
 	    "echo garbage > garbage.pem", fx.dir);
 	if (run(cmd) < 0)
@@ -565,7 +566,11 @@ static const struct load_case load_cases[] = {
 	{ "gateway.crt", "sender.key", -1, ERR_CONF, "does not match" },
 	{ "sender.crt", "gateway.key", -1, ERR_CONF, "does not match" },
 	{ "gateway.crt", "enc.key", -1, ERR_CONF, "unencrypted" },
-	{ "gateway.crt", "ec.key", -1, ERR_CONF, "not an RSA key" },
+	/* EC, Ed25519 and X25519 keys load (issue 13); this one's certificate
+	 * is RSA */
+	{ "gateway.crt", "ec.key", -1, ERR_CONF, "does not match" },
+	{ "gateway.crt", "x448.key", -1, ERR_CONF, "not an RSA, EC, Ed25519 or "
+	  "X25519 key" },
 	{ "gateway.crt", "gateway.crt", -1, ERR_CONF, "private key" },
 	{ "gateway.crt", "missing.key", -1, ERR_IO, "could not open key" },
 	{ "missing.crt", "gateway.key", -1, ERR_IO, "could not open cert" },
