@@ -341,6 +341,13 @@ cli_push_load_security(struct arena *a, struct cli_push_opts *o,
 	if (o->sign) {
 		if (wss_key_load(o->sign_cert, o->sign_key, &o->key, err) == -1)
 			return -1;
+		/* push signs with rsa-sha256 (sender_sign_message) */
+		if (strcmp(wss_key_type(o->key), "RSA") != 0) {
+			wss_key_free(o->key);
+			o->key = NULL;
+			return err_set(err, ERR_CONF, NULL, "signing key \"%s\" "
+			    "is not RSA", o->sign_key);
+		}
 		if (arena_cleanup(a, cli_push_key_cleanup, o->key) == -1) {
 			o->key = NULL; /* already freed by arena_cleanup */
 			return err_set(err, ERR_INTERNAL, NULL,

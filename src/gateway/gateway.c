@@ -94,6 +94,19 @@ gateway_trust(const struct pmode_leg *leg, struct trust **ret,
 	return trust_new(&f, ret, err);
 }
 
+/* Receipts and errors are signed with rsa-sha256 (eDelivery AS4 1.x):
+ * the signing pair must be RSA, though wss_key_load() also loads the EC,
+ * Ed25519 and X25519 pairs key agreement uses (issue 13). */
+static int
+gateway_sign_key_check(const struct wss_key *k, const char *path,
+    struct err *err)
+{
+	if (strcmp(wss_key_type(k), "RSA") == 0)
+		return 0;
+	return err_set(err, ERR_CONF, NULL, "signing key \"%s\" is %s, not "
+	    "RSA (receipts are signed with rsa-sha256)", path, wss_key_type(k));
+}
+
 /* Load decryption pairs (conf's words -> wss's) into *ret. */
 static int
 gateway_keyring(const struct conf_keypair *v, size_t n,
@@ -230,6 +243,7 @@ gateway_new_revoc(const struct conf *conf, struct trust_revoc *revoc,
 	}
 	if (ebms_schema_load(&gw->schema, err) == -1 ||
 	    wss_key_load(conf->sign_cert, conf->sign_key, &gw->key, err) == -1 ||
+	    gateway_sign_key_check(gw->key, conf->sign_key, err) == -1 ||
 	    gateway_keyring(conf->decrypt, conf->n_decrypt, &gw->decrypt,
 	    err) == -1)
 		goto fail;
