@@ -4,7 +4,7 @@
     tests/fuzz/seeds.py OUTDIR
 
 writes OUTDIR/mime, OUTDIR/envelope, OUTDIR/wss, OUTDIR/conf, OUTDIR/trust_dn,
-OUTDIR/sbdh, OUTDIR/edifact and OUTDIR/revoc (one file per seed, named by its SHA-1 as libFuzzer does) and a dictionary OUTDIR/DRIVER.dict
+OUTDIR/sbdh, OUTDIR/edifact, OUTDIR/revoc and OUTDIR/agree (one file per seed, named by its SHA-1 as libFuzzer does) and a dictionary OUTDIR/DRIVER.dict
 for each, from the recorded AS4 messages in
 ../shared/corpus (or $AS4GW_SHARED/corpus) and the configuration files of the
 source tree (conf/, tests/unit/conf/).  Corpus files are read, never copied
@@ -22,6 +22,8 @@ Input formats (see the drivers):
   sbdh      a payload (a Standard Business Document, or anything else)
   edifact   the first bytes of a payload (an EDIFACT interchange header)
   revoc     what an OCSP responder or a CRL distribution point answered
+  agree     an XML document holding an xenc:AgreementMethod (the ENTSOG AS4
+            4.0 examples, a ConcatKDF form, the xmlsec X25519 vectors)
 """
 import hashlib
 import os
@@ -532,7 +534,8 @@ def write_dicts(out):
                        ('wss', WSS_TOKENS + MIME_TOKENS), ('conf', conf),
                        ('trust_dn', DN_TOKENS), ('sbdh', sbdh),
                        ('edifact', EDIFACT_TOKENS),
-                       ('revoc', ['-----BEGIN X509 CRL-----\n', '\n-----END X509 CRL-----\n'])):
+                       ('revoc', ['-----BEGIN X509 CRL-----\n', '\n-----END X509 CRL-----\n']),
+                       ('agree', XML_TOKENS + AGREE_TOKENS)):
         with open(os.path.join(out, name + '.dict'), 'w') as fh:
             fh.writelines(dict_entry(t) for t in dict.fromkeys(toks))
 
@@ -548,6 +551,63 @@ EDIFACT_SEEDS = [
 ]
 EDIFACT_TOKENS = ['UNA', 'UNB', 'UNOA', 'UNOC', 'UNOY', "UNA:+.? '", '?', "'",
                   '+', ':', '\r\n']
+
+# fuzz_agree: xenc:AgreementMethod forms (tests/unit/test_wss_agree.c: the
+# ENTSOG AS4 4.0 examples, ECDH-ES with ConcatKDF), plus the AgreementMethod
+# elements of the xmlsec X25519 vectors under ../shared.
+AGREE_NS = ('xmlns:xenc="http://www.w3.org/2001/04/xmlenc#" '
+            'xmlns:xenc11="http://www.w3.org/2009/xmlenc11#" '
+            'xmlns:ds="http://www.w3.org/2000/09/xmldsig#" '
+            'xmlns:dm="http://www.w3.org/2021/04/xmldsig-more#" '
+            'xmlns:d11="http://www.w3.org/2009/xmldsig11#" '
+            'xmlns:wsse="http://docs.oasis-open.org/wss/2004/01/'
+            'oasis-200401-wss-wssecurity-secext-1.0.xsd"')
+AGREE_SKI = ('<wsse:SecurityTokenReference><wsse:KeyIdentifier EncodingType="http://docs.'
+             'oasis-open.org/wss/2004/01/oasis-200401-wss-soap-message-security-1.0#Base64Binary" '
+             'ValueType="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-x509-token-'
+             'profile-1.0#X509SubjectKeyIdentifier">AAECAwQFBgcICQoLDA0ODxAREhM='
+             '</wsse:KeyIdentifier></wsse:SecurityTokenReference>')
+AGREE_HKDF = ('<xenc11:KeyDerivationMethod Algorithm="http://www.w3.org/2021/04/xmldsig-more#hkdf">'
+              '<dm:HKDFParams><dm:PRF Algorithm="http://www.w3.org/2001/04/xmldsig-more#hmac-sha256"/>'
+              '<dm:Salt>xWdTey4T6awUJkp0NPZNVTa2JQkWukC0Uk+qaeEpn4Y=</dm:Salt>'
+              '<dm:Info>dGVzdC1pbmZvLWRhdGE=</dm:Info><dm:KeyLength>16</dm:KeyLength>'
+              '</dm:HKDFParams></xenc11:KeyDerivationMethod>')
+AGREE_CONCAT = ('<xenc11:KeyDerivationMethod Algorithm="http://www.w3.org/2009/xmlenc11#ConcatKDF">'
+                '<xenc11:ConcatKDFParams AlgorithmID="00123456" PartyUInfo="00ab" PartyVInfo="00">'
+                '<ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"/>'
+                '</xenc11:ConcatKDFParams></xenc11:KeyDerivationMethod>')
+AGREE_X25519 = ('<xenc:OriginatorKeyInfo><d11:DEREncodedKeyValue>MCowBQYDK2VuAyEAX9737D4yIsyDF0tGeaJm4'
+                'FrSjy16UzKVdUEFtsrTCy8=</d11:DEREncodedKeyValue></xenc:OriginatorKeyInfo>')
+AGREE_P256 = ('<xenc:OriginatorKeyInfo><ds:KeyValue><d11:ECKeyValue><d11:NamedCurve '
+              'URI="urn:oid:1.2.840.10045.3.1.7"/><d11:PublicKey>BHKmpxsPuN4MG16aavgwtjDc6pyfZ4jI'
+              'pbmu07NyiiQ8urNOwJDKGmtggwNlMhAWf6vInW1jTl6mTr9v2Qa7+uQ=</d11:PublicKey>'
+              '</d11:ECKeyValue></ds:KeyValue></xenc:OriginatorKeyInfo>')
+
+
+def agree_seeds(seeds, shared):
+    """AgreementMethod documents: generated forms, and the xmlsec vectors'."""
+    for alg, kdm, oki, rki in (
+            ('http://www.w3.org/2021/04/xmldsig-more#x25519', AGREE_HKDF, AGREE_X25519, AGREE_SKI),
+            ('http://www.w3.org/2021/04/xmldsig-more#x25519', AGREE_CONCAT, AGREE_X25519, AGREE_SKI),
+            ('http://www.w3.org/2009/xmlenc11#ECDH-ES', AGREE_HKDF, AGREE_P256,
+             '<ds:KeyValue>' + AGREE_SKI + '</ds:KeyValue>'),
+            ('http://www.w3.org/2009/xmlenc11#ECDH-ES', AGREE_CONCAT, AGREE_P256, AGREE_SKI)):
+        seeds.add('agree', ('<xenc:AgreementMethod %s Algorithm="%s">%s%s<xenc:RecipientKeyInfo>'
+                            '%s</xenc:RecipientKeyInfo></xenc:AgreementMethod>'
+                            % (AGREE_NS, alg, kdm, oki, rki)).encode())
+    d = os.path.join(shared, 'vectors', 'xmlsec', 'aleksey-xmlenc-01')
+    for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if name.startswith('enc_xdh_') and name.endswith('.xml'):
+            seeds.add('agree', open(os.path.join(d, name), 'rb').read())
+
+
+AGREE_TOKENS = ['AgreementMethod', 'KeyDerivationMethod', 'HKDFParams', 'PRF', 'Salt', 'Info',
+                'KeyLength', 'ConcatKDFParams', 'AlgorithmID', 'PartyUInfo', 'PartyVInfo',
+                'SuppPubInfo', 'OriginatorKeyInfo', 'RecipientKeyInfo', 'DEREncodedKeyValue',
+                'ECKeyValue', 'NamedCurve', 'PublicKey', 'KeyValue', 'DigestMethod',
+                'urn:oid:1.3.36.3.3.2.8.1.1.7', 'urn:oid:1.3.132.0.34', 'urn:oid:1.3.132.0.35',
+                'http://www.w3.org/2009/xmlenc11#ECDH-ES', 'http://www.w3.org/2021/04/xmldsig-more#',
+                'http://www.w3.org/2001/04/xmldsig-more#hmac-sha384', '00', 'MCowBQYDK2VuAyEA']
 
 
 def revoc_seeds(seeds):
@@ -622,6 +682,7 @@ def main():
     for seed in EDIFACT_SEEDS:
         seeds.add('edifact', seed)
     revoc_seeds(seeds)
+    agree_seeds(seeds, shared)
     write_dicts(seeds.out)
     print('seeds: ' + ', '.join('%s %d' % kv for kv in sorted(seeds.count.items())))
 
