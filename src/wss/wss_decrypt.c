@@ -25,6 +25,12 @@
  * a reference naming none of them fails like any other key transport,
  * and no key is ever tried on the off chance.
  *
+ * eDelivery AS4 2.0 replaces key transport by key agreement: an
+ * EncryptedKey with a kw-aes EncryptionMethod and an xenc:AgreementMethod
+ * in its ds:KeyInfo (wss_agree.c) — the pair its RecipientKeyInfo names,
+ * X25519 or ECDH-ES, HKDF or ConcatKDF, RFC 3394 unwrap — under the same
+ * two phases and the same random-key discipline.
+ *
  * The ciphertext of an attachment is its MIME part, found by Content-ID in
  * the parts array (no xmlsec IO callback involved); key transport runs
  * through our xmlsec transforms (wss_oaep.c), block decryption directly on

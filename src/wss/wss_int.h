@@ -346,7 +346,9 @@ struct wss_dec_report {
 /*
  * Decrypt what the Security header encrypts: xenc:EncryptedKey (key transport
  * per pol->algs with the pair of pol->decrypt_keys its key reference names:
- * wss_keyring_pick) and the xenc:EncryptedData it lists
+ * wss_keyring_pick; or kw-aes with an xenc:AgreementMethod: wss_agree.c,
+ * the pair its RecipientKeyInfo names, wss_keyring_pick_ref; Id or wsu:Id)
+ * and the xenc:EncryptedData it lists
  * (CipherReference cid: + Attachment-Ciphertext-Transform, type
  * Attachment-Content-Only or Attachment-Complete), replacing each part's
  * data (and content_type for Complete).  Algorithms outside pol->algs ->
