@@ -87,9 +87,9 @@ struct sender_agree_opts {
  * wsse:SecurityTokenReference with the recipient's SKI KeyIdentifier) and
  * xenc:CipherData.  0 / -1 (ek may hold a part of it: the caller drops it).
  */
-int sender_agree_ek(struct arena *a, xmlDocPtr doc, xmlNodePtr ek,
-    X509 *recipient, const struct sender_agree_opts *o,
-    const unsigned char *cek, size_t cek_len);
+int sender_agree_ek(struct arena *a, xmlNodePtr ek, X509 *recipient,
+    const struct sender_agree_opts *o, const unsigned char *cek,
+    size_t cek_len);
 
 /* sender_encrypt.c helpers shared with sender_agree.c: a new element
  * {href}name appended to parent (the namespace in scope, else declared

@@ -82,14 +82,13 @@ sender_agree_ephemeral(EVP_PKEY *pub, unsigned *ret_ka)
 
 /* ConcatKDF OtherInfo: AlgorithmID = the wrap URI's octets; PartyUInfo
  * and PartyVInfo empty (each written as "00": no padding bits). */
-static int
+static void
 sender_agree_other(struct sender_agree *s)
 {
 	const char *uri = sender_agree_uri(s->kw);
 
-	s->p.other = (const unsigned char *)uri;
-	s->p.other_len = strlen(uri);
-	return 0;
+	s->p.other.p = (const unsigned char *)uri;
+	s->p.other.len = strlen(uri);
 }
 
 /* Agree, derive and wrap: fills s->p, s->eph and s->wrapped. */
@@ -99,7 +98,8 @@ sender_agree_keys(struct sender_agree *s, const unsigned char *cek,
 {
 	EVP_PKEY *pub = X509_get0_pubkey(s->recipient);
 	unsigned char z[WSS_AGREE_Z_MAX], kek[32], *salt;
-	size_t z_len = 0, kek_len = wss_kdf_kw_len(s->kw);
+	struct wss_bytes zb = { z, 0 };
+	size_t kek_len = wss_kdf_kw_len(s->kw);
 	const char *why = NULL;
 	int rc = -1;
 
@@ -108,15 +108,16 @@ sender_agree_keys(struct sender_agree *s, const unsigned char *cek,
 	    (s->eph = sender_agree_ephemeral(pub, &s->p.ka)) == NULL ||
 	    RAND_bytes(salt, SENDER_AGREE_SALT) != 1)
 		goto out;
+	s->p.kek_len = kek_len;
 	if (s->p.kdf == WSS_KDF_HKDF) {
-		s->p.salt = salt;
-		s->p.salt_len = SENDER_AGREE_SALT;
+		s->p.salt.p = salt;
+		s->p.salt.len = SENDER_AGREE_SALT;
 		s->p.key_len = kek_len;
-	} else if (sender_agree_other(s) < 0) {
-		goto out;
+	} else {
+		sender_agree_other(s);
 	}
-	if (wss_agree_secret(s->eph, pub, z, &z_len) < 0 ||
-	    wss_agree_derive(&s->p, z, z_len, kek, kek_len, &why) < 0 ||
+	if (wss_agree_secret(s->eph, pub, z, &zb.len) < 0 ||
+	    wss_agree_derive(&s->p, &zb, kek, &why) < 0 ||
 	    wss_kdf_wrap(kek, kek_len, cek, cek_len, s->wrapped,
 	    sizeof(s->wrapped)) < 0)
 		goto out;
@@ -128,13 +129,13 @@ out:
 	return rc;
 }
 
-/* A child element with base64 text of p[0..n). */
+/* A child element {href}name with the base64 text of v. */
 static xmlNodePtr
 sender_agree_b64_el(struct sender_agree *s, xmlNodePtr parent,
     const char *href, const char *prefix, const char *name,
-    const unsigned char *p, size_t n)
+    const struct wss_bytes *v)
 {
-	const char *b64 = codec_base64(s->a, p, n);
+	const char *b64 = codec_base64(s->a, v->p, v->len);
 	xmlNodePtr e = b64 != NULL ? sender_encrypt_el(s->doc, parent, href,
 	    prefix, name) : NULL;
 
@@ -160,9 +161,9 @@ sender_agree_hkdf(struct sender_agree *s, xmlNodePtr kdm)
 	(void)snprintf(kl, sizeof(kl), "%zu", s->p.key_len);
 	if (!sender_encrypt_set(prf, "Algorithm", uri) ||
 	    sender_agree_b64_el(s, hp, WSS_NS_DSIG_MORE21, "dsig-more", "Salt",
-	    s->p.salt, s->p.salt_len) == NULL ||
-	    (s->p.info != NULL && sender_agree_b64_el(s, hp, WSS_NS_DSIG_MORE21,
-	    "dsig-more", "Info", s->p.info, s->p.info_len) == NULL))
+	    &s->p.salt) == NULL ||
+	    (s->p.info.p != NULL && sender_agree_b64_el(s, hp,
+	    WSS_NS_DSIG_MORE21, "dsig-more", "Info", &s->p.info) == NULL))
 		return -1;
 	hp = sender_encrypt_el(s->doc, hp, WSS_NS_DSIG_MORE21, "dsig-more",
 	    "KeyLength");
@@ -178,12 +179,12 @@ sender_agree_concat(struct sender_agree *s, xmlNodePtr kdm)
 {
 	xmlNodePtr cp = sender_encrypt_el(s->doc, kdm, NS_XENC11, "xenc11",
 	    "ConcatKDFParams");
-	char *hex = arena_alloc(s->a, 2 * s->p.other_len + 3);
+	char *hex = arena_alloc(s->a, 2 * s->p.other.len + 3);
 
 	if (cp == NULL || hex == NULL)
 		return -1;
 	hex[0] = hex[1] = '0';
-	codec_hex(s->p.other, s->p.other_len, hex + 2);
+	codec_hex(s->p.other.p, s->p.other.len, hex + 2);
 	return sender_encrypt_set(cp, "AlgorithmID", hex) &&
 	    sender_encrypt_set(cp, "PartyUInfo", "00") &&
 	    sender_encrypt_set(cp, "PartyVInfo", "00") &&
@@ -210,15 +211,15 @@ static int
 sender_agree_originator(struct sender_agree *s, xmlNodePtr oki)
 {
 	unsigned char *der = NULL, pt[160];
+	struct wss_bytes v = { pt, 0 };
 	char urn[80];
-	size_t pt_len = 0;
 	int len, rc = -1;
 	xmlNodePtr kv, nc;
 
 	if (s->p.ka == WSS_KA_X25519) {
-		if ((len = i2d_PUBKEY(s->eph, &der)) > 0 &&
-		    sender_agree_b64_el(s, oki, WSS_NS_DSIG11, "dsig11",
-		    "DEREncodedKeyValue", der, (size_t)len) != NULL)
+		if ((len = i2d_PUBKEY(s->eph, &der)) > 0 && (v.p = der,
+		    v.len = (size_t)len, sender_agree_b64_el(s, oki,
+		    WSS_NS_DSIG11, "dsig11", "DEREncodedKeyValue", &v)) != NULL)
 			rc = 0;
 		OPENSSL_free(der);
 		return rc;
@@ -232,11 +233,11 @@ sender_agree_originator(struct sender_agree *s, xmlNodePtr oki)
 	if (nc == NULL || OBJ_obj2txt(urn + 8, (int)sizeof(urn) - 8,
 	    OBJ_nid2obj(sender_agree_nid(s->eph)), 1) <= 0 ||
 	    EVP_PKEY_get_octet_string_param(s->eph,
-	    OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, pt, sizeof(pt), &pt_len) != 1)
+	    OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, pt, sizeof(pt), &v.len) != 1)
 		return -1;
 	return sender_encrypt_set(nc, "URI", urn) &&
 	    sender_agree_b64_el(s, kv, WSS_NS_DSIG11, "dsig11", "PublicKey",
-	    pt, pt_len) != NULL ? 0 : -1;
+	    &v) != NULL ? 0 : -1;
 }
 
 /* xenc:RecipientKeyInfo: a wsse:SecurityTokenReference with the
@@ -286,11 +287,13 @@ sender_agree_method(struct sender_agree *s, xmlNodePtr ek)
 
 /* Key agreement into ek; see sender.h. */
 int
-sender_agree_ek(struct arena *a, xmlDocPtr doc, xmlNodePtr ek,
-    X509 *recipient, const struct sender_agree_opts *o,
-    const unsigned char *cek, size_t cek_len)
+sender_agree_ek(struct arena *a, xmlNodePtr ek, X509 *recipient,
+    const struct sender_agree_opts *o, const unsigned char *cek,
+    size_t cek_len)
 {
+	xmlDocPtr doc = ek->doc;
 	struct sender_agree s;
+	struct wss_bytes w;
 	xmlNodePtr cd;
 	int rc = -1;
 
@@ -302,8 +305,8 @@ sender_agree_ek(struct arena *a, xmlDocPtr doc, xmlNodePtr ek,
 	s.p.kdf = o != NULL && o->kdf != 0 ? o->kdf : WSS_KDF_HKDF;
 	s.p.dig = o != NULL && o->dig != 0 ? o->dig : WSS_DIG_SHA256;
 	if (o != NULL && o->info != NULL) {
-		s.p.info = o->info;
-		s.p.info_len = o->info_len;
+		s.p.info.p = o->info;
+		s.p.info.len = o->info_len;
 	}
 	if (recipient == NULL || cek_len > 32 || sender_agree_uri(s.kw) ==
 	    NULL || sender_agree_uri(s.p.dig) == NULL ||
@@ -312,8 +315,10 @@ sender_agree_ek(struct arena *a, xmlDocPtr doc, xmlNodePtr ek,
 	    sender_agree_uri(s.kw)) == NULL || sender_agree_method(&s, ek) < 0)
 		goto out;
 	cd = sender_encrypt_el(doc, ek, NS_XENC, "xenc", "CipherData");
-	if (cd == NULL || sender_agree_b64_el(&s, cd, NS_XENC, "xenc", "CipherValue",
-	    s.wrapped, s.wrapped_len) == NULL)
+	w.p = s.wrapped;
+	w.len = s.wrapped_len;
+	if (cd == NULL || sender_agree_b64_el(&s, cd, NS_XENC, "xenc",
+	    "CipherValue", &w) == NULL)
 		goto out;
 	rc = 0;
 out:

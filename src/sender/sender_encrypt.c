@@ -198,8 +198,8 @@ sender_encrypt_ek(struct sender_encrypt *e)
 	/* an X25519 or EC certificate: key agreement (eDelivery AS4 2.0) */
 	if (EVP_PKEY_get_base_id(X509_get0_pubkey(e->recipient)) !=
 	    EVP_PKEY_RSA) {
-		if (sender_agree_ek(e->a, doc, e->ek, e->recipient, NULL,
-		    e->key, sizeof(e->key)) < 0)
+		if (sender_agree_ek(e->a, e->ek, e->recipient, NULL, e->key,
+		    sizeof(e->key)) < 0)
 			return -1;
 		e->reflist = sender_encrypt_el(doc, e->ek, NS_XENC, "xenc",
 		    "ReferenceList");

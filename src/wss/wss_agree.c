@@ -200,7 +200,7 @@ wss_agree_uris(struct arena *a, const xmlNode *am, unsigned algs,
  * at most max octets (arena).  -1 when malformed or too long. */
 static int
 wss_agree_b64(struct arena *a, const xmlNode *n, size_t max,
-    const unsigned char **ret, size_t *ret_len)
+    struct wss_bytes *ret)
 {
 	const char *t = xml_text(a, n);
 	unsigned char *v = NULL;
@@ -210,8 +210,8 @@ wss_agree_b64(struct arena *a, const xmlNode *n, size_t max,
 	    strlen(t) > (max + 2) / 3 * 4 + max / 16 + 64 ||
 	    codec_unbase64(a, t, strlen(t), &v, &len) < 0 || len > max)
 		return -1;
-	*ret = v;
-	*ret_len = len;
+	ret->p = v;
+	ret->len = len;
 	return 0;
 }
 
@@ -257,11 +257,11 @@ wss_agree_hkdf(struct arena *a, const xmlNode *hp, struct wss_agree *p,
 		return wss_agree_bad(err, "HKDFParams: unknown or repeated "
 		    "element");
 	if (salt != NULL && wss_agree_b64(a, salt, WSS_AGREE_PARAM_MAX,
-	    &p->salt, &p->salt_len) < 0)
+	    &p->salt) < 0)
 		return wss_agree_bad(err, "HKDFParams Salt malformed or too "
 		    "long");
 	if (info != NULL && wss_agree_b64(a, info, WSS_AGREE_PARAM_MAX,
-	    &p->info, &p->info_len) < 0)
+	    &p->info) < 0)
 		return wss_agree_bad(err, "HKDFParams Info malformed or too "
 		    "long");
 	if (kl != NULL && wss_agree_keylen(a, kl, &p->key_len) < 0)
@@ -316,8 +316,8 @@ wss_agree_concat(struct arena *a, const xmlNode *cp, struct wss_agree *p,
 		if (wss_agree_concat_attr(a, cp, fields[i], other, &len) < 0)
 			return wss_agree_bad(err, "ConcatKDFParams: a field is "
 			    "not hex with a leading 00 octet, or too long");
-	p->other = other;
-	p->other_len = len;
+	p->other.p = other;
+	p->other.len = len;
 	return 0;
 }
 
@@ -360,8 +360,7 @@ wss_agree_eckv(struct arena *a, const xmlNode *kv, struct wss_agree *p,
 		    "one PublicKey");
 	if ((p->curve = wss_agree_curve(xml_attr(a, nc, NULL, "URI"))) == 0)
 		return wss_agree_bad(err, "ECKeyValue: curve not supported");
-	if (wss_agree_b64(a, pk, WSS_AGREE_KEY_B64_MAX, &p->orig,
-	    &p->orig_len) < 0)
+	if (wss_agree_b64(a, pk, WSS_AGREE_KEY_B64_MAX, &p->orig) < 0)
 		return wss_agree_bad(err, "ECKeyValue: PublicKey malformed");
 	return 0;
 }
@@ -378,8 +377,8 @@ wss_agree_originator(struct arena *a, const xmlNode *oki,
 		return wss_agree_bad(err, "OriginatorKeyInfo: not one key");
 	if (xml_is(k, WSS_NS_DSIG11, "DEREncodedKeyValue")) {
 		p->orig_der = 1;
-		if (wss_agree_b64(a, k, WSS_AGREE_KEY_B64_MAX, &p->orig,
-		    &p->orig_len) < 0 || p->orig_len == 0)
+		if (wss_agree_b64(a, k, WSS_AGREE_KEY_B64_MAX, &p->orig) < 0 ||
+		    p->orig.len == 0)
 			return wss_agree_bad(err, "DEREncodedKeyValue "
 			    "malformed");
 		return 0;
@@ -508,10 +507,10 @@ wss_agree_peer(const struct wss_agree *p, const EVP_PKEY *priv,
 
 	wss_agree_group(priv, g, sizeof(g));
 	if (p->orig_der)
-		k = wss_agree_spki(p->orig, p->orig_len);
+		k = wss_agree_spki(p->orig.p, p->orig.len);
 	else if (p->ka == WSS_KA_ECDH_ES)
-		k = wss_agree_point(g, EVP_PKEY_get_bits(priv), p->orig,
-		    p->orig_len);
+		k = wss_agree_point(g, EVP_PKEY_get_bits(priv), p->orig.p,
+		    p->orig.len);
 	*why = "originator key malformed, or not a point of the curve";
 	if (k == NULL || EVP_PKEY_get_base_id(k) != EVP_PKEY_get_base_id(priv))
 		goto fail;
@@ -571,45 +570,49 @@ out:
 
 /* The key-encryption key from Z by the parsed KDF (see wss_int.h). */
 int
-wss_agree_derive(const struct wss_agree *p, const unsigned char *z,
-    size_t z_len, unsigned char *kek, size_t kek_len, const char **why)
+wss_agree_derive(const struct wss_agree *p, const struct wss_bytes *z,
+    unsigned char *kek, const char **why)
 {
+	*why = "key wrap size not 16, 24 or 32 octets";
+	if (p->kek_len != 16 && p->kek_len != 24 && p->kek_len != 32)
+		return -1;
 	*why = "HKDF KeyLength does not match the key wrap algorithm";
-	if (p->kdf == WSS_KDF_HKDF && p->key_len != 0 && p->key_len != kek_len)
+	if (p->kdf == WSS_KDF_HKDF && p->key_len != 0 &&
+	    p->key_len != p->kek_len)
 		return -1;
 	*why = "key derivation failed";
 	if (p->kdf == WSS_KDF_HKDF)
-		return wss_kdf_hkdf(p->dig, z, z_len, p->salt, p->salt_len,
-		    p->info, p->info_len, kek, kek_len);
+		return wss_kdf_hkdf(p->dig, z, &p->salt, &p->info, kek,
+		    p->kek_len);
 	if (p->kdf == WSS_KDF_CONCAT)
-		return wss_kdf_concat(p->dig, z, z_len, p->other, p->other_len,
-		    kek, kek_len);
+		return wss_kdf_concat(p->dig, z, &p->other, kek, p->kek_len);
 	return -1;
 }
 
 /* Agreement, derivation and unwrap; see wss_int.h. */
 int
-wss_agree_unwrap(const struct wss_agree *p, EVP_PKEY *priv, size_t kek_len,
-    const unsigned char *wrapped, size_t wrapped_len, unsigned char *key,
-    size_t want, const char **why)
+wss_agree_unwrap(const struct wss_agree *p, EVP_PKEY *priv,
+    const struct wss_bytes *wrapped, unsigned char *key, size_t want,
+    const char **why)
 {
 	unsigned char z[WSS_AGREE_Z_MAX], kek[32];
-	size_t z_len = 0;
+	struct wss_bytes zb = { z, 0 };
 	EVP_PKEY *peer = NULL;
 	int rc = -1;
 
 	*why = "our key does not fit the agreement method (type or curve)";
-	if (!wss_agree_fits(p, priv) || kek_len > sizeof(kek) ||
+	if (!wss_agree_fits(p, priv) || p->kek_len > sizeof(kek) ||
 	    (peer = wss_agree_peer(p, priv, why)) == NULL)
 		goto out;
 	*why = "key agreement failed (all-zero shared secret or a "
 	    "small-order originator key)";
-	if (wss_agree_secret(priv, peer, z, &z_len) < 0 ||
-	    wss_agree_derive(p, z, z_len, kek, kek_len, why) < 0)
+	if (wss_agree_secret(priv, peer, z, &zb.len) < 0 ||
+	    wss_agree_derive(p, &zb, kek, why) < 0)
 		goto out;
 	*why = "key unwrap failed (integrity check: not for our key, wrong "
 	    "parameters, or corrupt)";
-	if (wss_kdf_unwrap(kek, kek_len, wrapped, wrapped_len, key, want) < 0)
+	if (wss_kdf_unwrap(kek, p->kek_len, wrapped->p, wrapped->len, key,
+	    want) < 0)
 		goto out;
 	rc = 0;
 out:

@@ -92,7 +92,6 @@ struct wss_dec {
 	size_t n_parts;
 	xmlNodePtr keys[WSS_DEC_MAX_KEYS];
 	struct wss_agree *agree[WSS_DEC_MAX_KEYS]; /* key agreement, else NULL */
-	size_t kek_len[WSS_DEC_MAX_KEYS];          /* its kw-aes key size */
 	size_t n_keys;
 	struct wss_dec_data *data; /* WSS_DEC_MAX_DATA, arena */
 	size_t n_data;
@@ -190,8 +189,8 @@ wss_dec_check_agree(struct wss_dec *d, xmlNodePtr ek, unsigned kw,
 		return wss_dec_fail(err, "out of request memory");
 	if (wss_agree_parse(d->a, am, d->pol->algs, p, err) < 0)
 		return -1;
+	p->kek_len = wss_kdf_kw_len(kw);
 	d->agree[d->n_keys] = p;
-	d->kek_len[d->n_keys] = wss_kdf_kw_len(kw);
 	d->keys[d->n_keys++] = ek;
 	return 0;
 }
@@ -583,7 +582,8 @@ wss_dec_agree(struct wss_dec *d, size_t k, unsigned char *key, size_t want)
 	const struct wss_agree *p = d->agree[k];
 	const char *why = NULL;
 	unsigned char *ct = NULL;
-	size_t i = 0, ct_len = 0;
+	struct wss_bytes w = { NULL, 0 };
+	size_t i = 0;
 	struct err e;
 
 	err_clear(&e);
@@ -591,10 +591,10 @@ wss_dec_agree(struct wss_dec *d, size_t k, unsigned char *key, size_t want)
 		wss_dec_failed(d, e.detail);
 		return -1;
 	}
-	if (wss_dec_cipher_value(d, d->keys[k], &ct, &ct_len) < 0)
+	if (wss_dec_cipher_value(d, d->keys[k], &ct, &w.len) < 0)
 		why = "EncryptedKey CipherValue malformed";
-	else if (wss_agree_unwrap(p, wss_key_pkey(wss_keyring_key(r, i)),
-	    d->kek_len[k], ct, ct_len, key, want, &why) == 0)
+	else if ((w.p = ct, wss_agree_unwrap(p, wss_key_pkey(
+	    wss_keyring_key(r, i)), &w, key, want, &why)) == 0)
 		why = NULL;
 	if (why != NULL) {
 		wss_dec_failed(d, why);

@@ -229,24 +229,29 @@ int wss_keyring_retiring(const struct wss_keyring *r, size_t i);
 
 /* ---- wss_kdf.c: HKDF, ConcatKDF, AES key wrap (OpenSSL 3 EVP) ---- */
 
+/* A read-only octet string (p may be NULL when len is 0). */
+struct wss_bytes {
+	const unsigned char *p;
+	size_t len;
+};
+
 /* The digest of a WSS_DIG_* bit (sha256/384/512), or NULL. */
 const EVP_MD *wss_kdf_md(unsigned dig);
 
 /* The key length of a WSS_KW_AES* bit (16, 24, 32), or 0. */
 size_t wss_kdf_kw_len(unsigned kw);
 
-/* RFC 5869 HKDF-HMAC over dig's digest: secret z, salt (NULL or empty:
- * none), info (may be NULL/empty), out_len octets into out.  0 / -1. */
-int wss_kdf_hkdf(unsigned dig, const unsigned char *z, size_t z_len,
-    const unsigned char *salt, size_t salt_len, const unsigned char *info,
-    size_t info_len, unsigned char *out, size_t out_len);
+/* RFC 5869 HKDF-HMAC over dig's digest: secret z, salt (empty: none),
+ * info (may be empty), out_len octets into out.  0 / -1. */
+int wss_kdf_hkdf(unsigned dig, const struct wss_bytes *z,
+    const struct wss_bytes *salt, const struct wss_bytes *info,
+    unsigned char *out, size_t out_len);
 
 /* SP 800-56A 5.8.2.1.1 one-step KDF (XML Encryption 1.1 ConcatKDF) over
  * dig's digest: secret z, OtherInfo other (padding octets dropped),
  * out_len octets into out.  0 / -1. */
-int wss_kdf_concat(unsigned dig, const unsigned char *z, size_t z_len,
-    const unsigned char *other, size_t other_len, unsigned char *out,
-    size_t out_len);
+int wss_kdf_concat(unsigned dig, const struct wss_bytes *z,
+    const struct wss_bytes *other, unsigned char *out, size_t out_len);
 
 /* RFC 3394 AES key wrap of key (16/24/32 octets) under kek (16/24/32):
  * key_len + 8 octets into out (out_size at least that).  0 / -1. */
@@ -271,16 +276,16 @@ struct wss_agree {
 	unsigned ka;               /* WSS_KA_X25519 or WSS_KA_ECDH_ES */
 	unsigned kdf;              /* WSS_KDF_HKDF or WSS_KDF_CONCAT */
 	unsigned dig;              /* WSS_DIG_*: the HKDF PRF's or ConcatKDF's digest */
-	const unsigned char *salt, *info; /* HKDF; NULL when absent */
-	size_t salt_len, info_len;
+	struct wss_bytes salt, info; /* HKDF; p NULL when absent */
 	size_t key_len;            /* HKDF KeyLength in octets, 0 when absent */
-	const unsigned char *other; /* ConcatKDF OtherInfo (padding octets dropped) */
-	size_t other_len;
+	struct wss_bytes other;    /* ConcatKDF OtherInfo (padding octets dropped) */
 	int orig_der;              /* orig: a SubjectPublicKeyInfo (DEREncodedKeyValue) */
 	int curve;                 /* ECKeyValue: NID of its NamedCurve; else 0 */
-	const unsigned char *orig; /* the originator's public key: DER, or an EC point */
-	size_t orig_len;
+	struct wss_bytes orig;     /* the originator's public key: DER, or an EC point */
 	const xmlNode *recipient;  /* xenc:RecipientKeyInfo (wss_keyring_pick_ref) */
+	/* set by the caller, not the parser: the kw-aes key size of the
+	 * EncryptedKey's EncryptionMethod (16, 24, 32) */
+	size_t kek_len;
 };
 
 /*
@@ -305,22 +310,22 @@ int wss_agree_fits(const struct wss_agree *p, const EVP_PKEY *priv);
 int wss_agree_secret(EVP_PKEY *priv, EVP_PKEY *peer, unsigned char *z,
     size_t *z_len);
 
-/* The key-encryption key (kek_len octets: the kw-aes size) from the
- * secret z by p's KDF; an HKDF KeyLength other than kek_len fails.
- * 0 / -1 with a static reason in *why. */
-int wss_agree_derive(const struct wss_agree *p, const unsigned char *z,
-    size_t z_len, unsigned char *kek, size_t kek_len, const char **why);
+/* The key-encryption key (p->kek_len octets: the kw-aes size, at most
+ * 32) from the secret z by p's KDF; an HKDF KeyLength other than
+ * p->kek_len fails.  0 / -1 with a static reason in *why. */
+int wss_agree_derive(const struct wss_agree *p, const struct wss_bytes *z,
+    unsigned char *kek, const char **why);
 
 /*
  * The whole receiving side: p's originator key (type and curve of priv,
- * public key validation), the agreement with priv, the KDF to a kek_len
- * KEK, the RFC 3394 unwrap of wrapped into key (exactly want octets).
- * 0 ok; -1 with a static reason in *why (log only: the answer is the one
- * EBMS:0102).  key untouched on failure.
+ * public key validation), the agreement with priv, the KDF to a
+ * p->kek_len KEK, the RFC 3394 unwrap of wrapped into key (exactly want
+ * octets).  0 ok; -1 with a static reason in *why (log only: the answer
+ * is the one EBMS:0102).  key untouched on failure.
  */
 int wss_agree_unwrap(const struct wss_agree *p, EVP_PKEY *priv,
-    size_t kek_len, const unsigned char *wrapped, size_t wrapped_len,
-    unsigned char *key, size_t want, const char **why);
+    const struct wss_bytes *wrapped, unsigned char *key, size_t want,
+    const char **why);
 
 /* ---- wss_decrypt.c ---- */
 
@@ -431,17 +436,13 @@ int wss_sigvalue_check(struct arena *a, xmlNodePtr signature, X509 *cert,
  * KeyIdentifier ThumbprintSHA1 (WSS 1.1), ds:X509SKI and
  * ds:X509Certificate, ds:X509Data directly in ds:KeyInfo; a BST must sit in
  * wsse:Security.  Whether the certificate may sign is trust_chain_check()'s
- * question.  Failure -> EBMS:0101.
+ * question.  Key agreement (wss_keyring_pick_ref) names the recipient's
+ * certificate the same way in an xenc:RecipientKeyInfo, possibly inside
+ * one ds:KeyValue: those are accepted as key_info too.  Failure ->
+ * EBMS:0101.
  */
 int wss_keyinfo_resolve(const struct trust *t, struct arena *a,
     xmlDocPtr doc, xmlNodePtr key_info, X509 **ret_cert,
-    STACK_OF(X509) **ret_chain, struct err *err);
-
-/* wss_keyinfo_resolve() for any element of type ds:KeyInfoType (e.g.
- * xenc:RecipientKeyInfo) or a ds:KeyValue wrapping a reference: holder
- * is not checked to be a ds:KeyInfo. */
-int wss_keyinfo_resolve_in(const struct trust *t, struct arena *a,
-    xmlDocPtr doc, const xmlNode *holder, X509 **ret_cert,
     STACK_OF(X509) **ret_chain, struct err *err);
 
 /* ---- wss_sign.c: the signing engine, also used by src/sender/ ---- */

@@ -59,26 +59,26 @@ wss_kdf_run(const char *name, const OSSL_PARAM *params, unsigned char *out,
  * octets (at most 255 HashLen) into out.  0 / -1.
  */
 int
-wss_kdf_hkdf(unsigned dig, const unsigned char *z, size_t z_len,
-    const unsigned char *salt, size_t salt_len, const unsigned char *info,
-    size_t info_len, unsigned char *out, size_t out_len)
+wss_kdf_hkdf(unsigned dig, const struct wss_bytes *z,
+    const struct wss_bytes *salt, const struct wss_bytes *info,
+    unsigned char *out, size_t out_len)
 {
 	const EVP_MD *md = wss_kdf_md(dig);
 	OSSL_PARAM p[5], *q = p;
 	unsigned char empty = 0;
 
-	if (md == NULL || z == NULL || z_len == 0)
+	if (md == NULL || z->p == NULL || z->len == 0)
 		return -1;
 	*q++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST,
 	    (char *)(uintptr_t)EVP_MD_get0_name(md), 0);
 	*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY,
-	    (void *)(uintptr_t)z, z_len);
-	if (salt != NULL && salt_len > 0)
+	    (void *)(uintptr_t)z->p, z->len);
+	if (salt->p != NULL && salt->len > 0)
 		*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT,
-		    (void *)(uintptr_t)salt, salt_len);
+		    (void *)(uintptr_t)salt->p, salt->len);
 	*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO,
-	    info != NULL && info_len > 0 ? (void *)(uintptr_t)info : &empty,
-	    info != NULL ? info_len : 0);
+	    info->p != NULL && info->len > 0 ? (void *)(uintptr_t)info->p :
+	    &empty, info->p != NULL ? info->len : 0);
 	*q = OSSL_PARAM_construct_end();
 	return wss_kdf_run(OSSL_KDF_NAME_HKDF, p, out, out_len);
 }
@@ -91,23 +91,22 @@ wss_kdf_hkdf(unsigned dig, const unsigned char *z, size_t z_len,
  * padding octets already dropped).  OpenSSL calls this KDF "SSKDF".
  */
 int
-wss_kdf_concat(unsigned dig, const unsigned char *z, size_t z_len,
-    const unsigned char *other, size_t other_len, unsigned char *out,
-    size_t out_len)
+wss_kdf_concat(unsigned dig, const struct wss_bytes *z,
+    const struct wss_bytes *other, unsigned char *out, size_t out_len)
 {
 	const EVP_MD *md = wss_kdf_md(dig);
 	OSSL_PARAM p[4], *q = p;
 	unsigned char empty = 0;
 
-	if (md == NULL || z == NULL || z_len == 0)
+	if (md == NULL || z->p == NULL || z->len == 0)
 		return -1;
 	*q++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST,
 	    (char *)(uintptr_t)EVP_MD_get0_name(md), 0);
 	*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY,
-	    (void *)(uintptr_t)z, z_len);
+	    (void *)(uintptr_t)z->p, z->len);
 	*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO,
-	    other != NULL && other_len > 0 ? (void *)(uintptr_t)other : &empty,
-	    other != NULL ? other_len : 0);
+	    other->p != NULL && other->len > 0 ? (void *)(uintptr_t)other->p :
+	    &empty, other->p != NULL ? other->len : 0);
 	*q = OSSL_PARAM_construct_end();
 	return wss_kdf_run(OSSL_KDF_NAME_SSKDF, p, out, out_len);
 }
@@ -136,22 +135,21 @@ wss_kdf_kw_len(unsigned kw)
 	}
 }
 
-/* One RFC 3394 pass (enc 1 wrap, 0 unwrap) of in into out (room for
- * in_len + 8); the output length into *ret_len. */
+/* One RFC 3394 pass (enc 1 wrap, 0 unwrap) of in under kek into out
+ * (room for in->len + 8); the output length into *ret_len. */
 static int
-wss_kdf_kw(int enc, const unsigned char *kek, size_t kek_len,
-    const unsigned char *in, size_t in_len, unsigned char *out,
-    size_t *ret_len)
+wss_kdf_kw(int enc, const struct wss_bytes *kek, const struct wss_bytes *in,
+    unsigned char *out, size_t *ret_len)
 {
-	const EVP_CIPHER *ciph = wss_kdf_wrap_cipher(kek_len);
+	const EVP_CIPHER *ciph = wss_kdf_wrap_cipher(kek->len);
 	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
 	int n = 0, fin = 0, rc = -1;
 
-	if (c == NULL || ciph == NULL || in_len > 1024)
+	if (c == NULL || ciph == NULL || in->len > 1032)
 		goto out;
 	EVP_CIPHER_CTX_set_flags(c, EVP_CIPHER_CTX_FLAG_WRAP_ALLOW);
-	if (EVP_CipherInit_ex(c, ciph, NULL, kek, NULL, enc) != 1 ||
-	    EVP_CipherUpdate(c, out, &n, in, (int)in_len) != 1 || n < 0 ||
+	if (EVP_CipherInit_ex(c, ciph, NULL, kek->p, NULL, enc) != 1 ||
+	    EVP_CipherUpdate(c, out, &n, in->p, (int)in->len) != 1 || n < 0 ||
 	    EVP_CipherFinal_ex(c, out + n, &fin) != 1)
 		goto out;
 	*ret_len = (size_t)n + (size_t)fin;
@@ -170,11 +168,12 @@ wss_kdf_wrap(const unsigned char *kek, size_t kek_len,
     const unsigned char *key, size_t key_len, unsigned char *out,
     size_t out_size)
 {
+	struct wss_bytes k = { kek, kek_len }, in = { key, key_len };
 	size_t n = 0;
 
-	if (key_len < 16 || key_len % 8 != 0 ||
+	if (key_len < 16 || key_len % 8 != 0 || key_len > 1024 ||
 	    out_size < key_len + WSS_KDF_WRAP_IV ||
-	    wss_kdf_kw(1, kek, kek_len, key, key_len, out, &n) < 0 ||
+	    wss_kdf_kw(1, &k, &in, out, &n) < 0 ||
 	    n != key_len + WSS_KDF_WRAP_IV)
 		return -1;
 	return 0;
@@ -190,13 +189,14 @@ wss_kdf_unwrap(const unsigned char *kek, size_t kek_len,
     const unsigned char *in, size_t in_len, unsigned char *out, size_t want)
 {
 	unsigned char tmp[1024 + WSS_KDF_WRAP_IV];
+	struct wss_bytes k = { kek, kek_len }, w = { in, in_len };
 	size_t n = 0;
 	int rc = -1;
 
 	if (in_len < 24 || in_len % 8 != 0 || in_len > sizeof(tmp) ||
 	    in_len - WSS_KDF_WRAP_IV != want)
 		return -1;
-	if (wss_kdf_kw(0, kek, kek_len, in, in_len, tmp, &n) == 0 &&
+	if (wss_kdf_kw(0, &k, &w, tmp, &n) == 0 &&
 	    n == want) {
 		memcpy(out, tmp, want);
 		rc = 0;

@@ -430,25 +430,23 @@ wss_keyinfo_x509data(const struct trust *t, struct arena *a,
 	    "ds:X509Data content not supported");
 }
 
+/* Where a key reference may sit: ds:KeyInfo, or for key agreement
+ * xenc:RecipientKeyInfo (XML Encryption 1.1, 5.6: of type KeyInfoType)
+ * and one ds:KeyValue directly in it (ENTSOG AS4 4.0, 2.2.6.2.5.2). */
+static int
+wss_keyinfo_holder(const xmlNode *n)
+{
+	if (xml_is(n, NS_DS, "KeyValue"))
+		return n->parent != NULL && n->parent->type == XML_ELEMENT_NODE &&
+		    xml_is(n->parent, NS_XENC, "RecipientKeyInfo");
+	return xml_is(n, NS_DS, "KeyInfo") ||
+	    xml_is(n, NS_XENC, "RecipientKeyInfo");
+}
+
 /* Resolve the certificate a ds:KeyInfo names; see wss_int.h. */
 int
 wss_keyinfo_resolve(const struct trust *t, struct arena *a,
     xmlDocPtr doc, xmlNodePtr key_info, X509 **ret_cert,
-    STACK_OF(X509) **ret_chain, struct err *err)
-{
-	if (!xml_is(key_info, NS_DS, "KeyInfo")) {
-		ERR_clear_error();
-		return wss_keyinfo_fail(err, "unsupported key reference",
-		    "no ds:KeyInfo");
-	}
-	return wss_keyinfo_resolve_in(t, a, doc, key_info, ret_cert,
-	    ret_chain, err);
-}
-
-/* The reference inside a KeyInfoType element; see wss_int.h. */
-int
-wss_keyinfo_resolve_in(const struct trust *t, struct arena *a,
-    xmlDocPtr doc, const xmlNode *key_info, X509 **ret_cert,
     STACK_OF(X509) **ret_chain, struct err *err)
 {
 	STACK_OF(X509) *chain = NULL;
@@ -456,6 +454,11 @@ wss_keyinfo_resolve_in(const struct trust *t, struct arena *a,
 	xmlNodePtr ref, str;
 	int rc = -1;
 
+	if (!wss_keyinfo_holder(key_info)) {
+		wss_keyinfo_fail(err, "unsupported key reference",
+		    "no ds:KeyInfo");
+		goto out;
+	}
 	if ((str = wss_keyinfo_only_child(key_info, err)) == NULL)
 		goto out;
 	if (xml_is(str, NS_DS, "X509Data")) {

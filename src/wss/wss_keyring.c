@@ -260,24 +260,20 @@ wss_keyring_named(struct arena *a, const xmlNode *ki)
 	return s != NULL ? s : "a key reference";
 }
 
-/* The pair whose certificate the reference in holder (a ds:KeyInfo when
- * keyinfo, else any KeyInfoType element) names: index into *ret. */
+/* The pair whose certificate the reference in holder (a ds:KeyInfo, an
+ * xenc:RecipientKeyInfo or a ds:KeyValue in one) names: index into *ret. */
 static int
 wss_keyring_find(const struct wss_keyring *r, struct arena *a,
-    xmlDocPtr doc, const xmlNode *holder, int keyinfo, size_t *ret,
-    struct err *err)
+    xmlDocPtr doc, const xmlNode *holder, size_t *ret, struct err *err)
 {
 	char fp[8 + WSS_KEYRING_FP_HEX], why[sizeof(err->msg) + 64];
 	struct err e;
 	X509 *cert = NULL;
 	size_t i;
-	int rc;
 
 	err_clear(&e);
-	rc = keyinfo ? wss_keyinfo_resolve(r->index, a, doc,
-	    (xmlNodePtr)(uintptr_t)holder, &cert, NULL, &e) :
-	    wss_keyinfo_resolve_in(r->index, a, doc, holder, &cert, NULL, &e);
-	if (rc < 0) {
+	if (wss_keyinfo_resolve(r->index, a, doc, (xmlNodePtr)(uintptr_t)holder,
+	    &cert, NULL, &e) < 0) {
 		(void)snprintf(why, sizeof(why), "%s%s%.60s", e.msg,
 		    e.detail[0] != '\0' ? ", " : "", e.detail);
 		return wss_keyring_fail(r, wss_keyring_named(a, holder), why,
@@ -308,7 +304,7 @@ wss_keyring_pick(const struct wss_keyring *r, struct arena *a,
 		return wss_keyring_fail(r, ki == NULL ? "no certificate (no "
 		    "ds:KeyInfo) with several pairs configured" :
 		    "several ds:KeyInfo", "", err);
-	return wss_keyring_find(r, a, doc, ki, 1, ret, err);
+	return wss_keyring_find(r, a, doc, ki, ret, err);
 }
 
 /* Pick the pair a RecipientKeyInfo names (key agreement); see
@@ -328,5 +324,5 @@ wss_keyring_pick_ref(const struct wss_keyring *r, struct arena *a,
 	if (holder == NULL || xml_count(holder, NULL, NULL) != 1)
 		return wss_keyring_fail(r, "not one key reference in "
 		    "RecipientKeyInfo", "", err);
-	return wss_keyring_find(r, a, doc, holder, 0, ret, err);
+	return wss_keyring_find(r, a, doc, holder, ret, err);
 }

@@ -85,11 +85,11 @@ fuzz_agree_check(const struct wss_agree *p)
 	    (p->kdf != WSS_KDF_HKDF && p->kdf != WSS_KDF_CONCAT) ||
 	    wss_kdf_md(p->dig) == NULL)
 		fuzz_agree_die("parse yields an unknown algorithm");
-	if (p->salt_len > 1024 || p->info_len > 1024 ||
-	    p->other_len > 5 * 1024 || p->key_len > 1024 ||
-	    p->orig_len > 2048 || p->orig == NULL || p->recipient == NULL)
+	if (p->salt.len > 1024 || p->info.len > 1024 ||
+	    p->other.len > 5 * 1024 || p->key_len > 1024 ||
+	    p->orig.len > 2048 || p->orig.p == NULL || p->recipient == NULL)
 		fuzz_agree_die("parse yields a value beyond the wire bounds");
-	if (p->kdf == WSS_KDF_HKDF && p->other != NULL)
+	if (p->kdf == WSS_KDF_HKDF && p->other.p != NULL)
 		fuzz_agree_die("HKDF with ConcatKDF OtherInfo");
 }
 
@@ -97,6 +97,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const unsigned char wrapped[24] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	struct wss_bytes w = { wrapped, sizeof(wrapped) };
 	struct arena *a;
 	xmlDocPtr doc = NULL;
 	struct wss_agree p;
@@ -113,9 +114,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    wss_agree_parse(a, fuzz_agree_find(xmlDocGetRootElement(doc), 0),
 	    FUZZ_AGREE_ALGS, &p, &err) == 0) {
 		fuzz_agree_check(&p);
+		p.kek_len = 16;
 		for (i = 0; i < 2; i++)
-			if (wss_agree_unwrap(&p, fuzz_agree_keys[i], 16, wrapped,
-			    sizeof(wrapped), key, 16, &why) == 0)
+			if (wss_agree_unwrap(&p, fuzz_agree_keys[i], &w, key, 16,
+			    &why) == 0)
 				fuzz_agree_die("a fixed wrapped key unwrapped");
 	} else if (err.kind == ERR_EBMS && err.ebms_code != NULL &&
 	    strcmp(err.ebms_code, "EBMS:0102") == 0 &&

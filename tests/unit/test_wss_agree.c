@@ -255,6 +255,8 @@ test_kdf_known_answers(void **state)
 {
 	unsigned char ikm[22], salt[13], info[10], okm[42], want[64], kek[32];
 	unsigned char key[32], out[40], back[32];
+	struct wss_bytes z = { ikm, 22 }, s = { salt, 13 }, in = { info, 10 };
+	struct wss_bytes none = { NULL, 0 };
 	size_t i;
 
 	(void)state;
@@ -264,18 +266,17 @@ test_kdf_known_answers(void **state)
 	for (i = 0; i < sizeof(info); i++)
 		info[i] = (unsigned char)(0xf0 + i);
 	/* A.1: SHA-256 with salt and info */
-	assert_int_equal(wss_kdf_hkdf(WSS_DIG_SHA256, ikm, 22, salt, 13, info,
-	    10, okm, 42), 0);
+	assert_int_equal(wss_kdf_hkdf(WSS_DIG_SHA256, &z, &s, &in, okm, 42), 0);
 	t_hex("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf"
 	    "34007208d5b887185865", want, sizeof(want));
 	assert_memory_equal(okm, want, 42);
 	/* A.3: no salt, no info (salt absent = HashLen zeros) */
-	assert_int_equal(wss_kdf_hkdf(WSS_DIG_SHA256, ikm, 22, NULL, 0, NULL, 0,
-	    okm, 42), 0);
+	assert_int_equal(wss_kdf_hkdf(WSS_DIG_SHA256, &z, &none, &none, okm, 42),
+	    0);
 	t_hex("8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d"
 	    "9d201395faa4b61a96c8", want, sizeof(want));
 	assert_memory_equal(okm, want, 42);
-	assert_int_equal(wss_kdf_hkdf(0, ikm, 22, NULL, 0, NULL, 0, okm, 42), -1);
+	assert_int_equal(wss_kdf_hkdf(0, &z, &none, &none, okm, 42), -1);
 	/* RFC 3394 4.1: 128-bit key under a 128-bit KEK */
 	for (i = 0; i < 32; i++)
 		kek[i] = (unsigned char)i;
@@ -355,6 +356,7 @@ t_xv_one(const char *name, EVP_PKEY *priv, const unsigned char *der,
 	struct wss_agree p;
 	struct err err;
 	unsigned char key[32], *ct, *dct, *plain = NULL;
+	struct wss_bytes w;
 	const char *why = NULL;
 
 	(void)snprintf(rel, sizeof(rel), XV "aleksey-xmlenc-01/%s.xml", name);
@@ -378,8 +380,10 @@ t_xv_one(const char *name, EVP_PKEY *priv, const unsigned char *der,
 	 * octets for aes128-gcm (an xmlsec quirk: wss_decrypt() refuses a
 	 * content key whose length is not the block algorithm's) */
 	assert_true(ct_len == 24 || ct_len == 40);
-	if (wss_agree_unwrap(&p, priv, 32, ct, ct_len, key, ct_len - 8,
-	    &why) < 0)
+	p.kek_len = 32;     /* kw-aes256 */
+	w.p = ct;
+	w.len = ct_len;
+	if (wss_agree_unwrap(&p, priv, &w, key, ct_len - 8, &why) < 0)
 		fail_msg("%s: %s", name, why);
 	dct = t_b64(a, xml_child(xml_child(root, NS_XENC, "CipherData"),
 	    NS_XENC, "CipherValue"), &dct_len);
@@ -397,8 +401,8 @@ t_xv_one(const char *name, EVP_PKEY *priv, const unsigned char *der,
 	assert_memory_equal(plain, body, plain_len);
 	/* the same with a flipped wrapped-key octet fails */
 	ct[3] ^= 1;
-	assert_int_equal(wss_agree_unwrap(&p, priv, 32, ct, ct_len, key,
-	    ct_len - 8, &why), -1);
+	assert_int_equal(wss_agree_unwrap(&p, priv, &w, key, ct_len - 8, &why),
+	    -1);
 	free(text);
 	free(want);
 	arena_free(a);
@@ -512,10 +516,10 @@ t_entsog_hkdf(struct arena *a, const struct wss_agree *p, const char *salt)
 	assert_int_equal(p->dig, WSS_DIG_SHA256);
 	assert_int_equal(p->key_len, 16);
 	assert_int_equal(codec_unbase64(a, salt, strlen(salt), &s, &n), 0);
-	assert_int_equal(p->salt_len, 32);
-	assert_memory_equal(p->salt, s, n);
-	assert_int_equal(p->info_len, 14);
-	assert_memory_equal(p->info, "test-info-data", 14);
+	assert_int_equal(p->salt.len, 32);
+	assert_memory_equal(p->salt.p, s, n);
+	assert_int_equal(p->info.len, 14);
+	assert_memory_equal(p->info.p, "test-info-data", 14);
 	assert_true(xml_is(p->recipient, NS_XENC, "RecipientKeyInfo"));
 }
 
@@ -529,6 +533,7 @@ test_entsog_examples(void **state)
 	EVP_PKEY *k;
 	const unsigned char *q;
 	unsigned char raw[32], want[32], key[16], wrapped[24] = { 0 };
+	struct wss_bytes w = { wrapped, sizeof(wrapped) };
 	size_t raw_len = sizeof(raw);
 	const char *why = NULL;
 
@@ -539,8 +544,8 @@ test_entsog_examples(void **state)
 	assert_int_equal(p.ka, WSS_KA_X25519);
 	t_entsog_hkdf(a, &p, "xWdTey4T6awUJkp0NPZNVTa2JQkWukC0Uk+qaeEpn4Y=");
 	assert_true(p.orig_der);
-	q = p.orig;
-	k = d2i_PUBKEY(NULL, &q, (long)p.orig_len);
+	q = p.orig.p;
+	k = d2i_PUBKEY(NULL, &q, (long)p.orig.len);
 	assert_non_null(k);
 	assert_int_equal(EVP_PKEY_get_base_id(k), EVP_PKEY_X25519);
 	assert_int_equal(EVP_PKEY_get_raw_public_key(k, raw, &raw_len), 1);
@@ -558,13 +563,14 @@ test_entsog_examples(void **state)
 	t_entsog_hkdf(a, &p, "DXitIRbhMjQaOT3WXgi8Nj1iNaiy5UPCpdjwXwun8Mk=");
 	assert_false(p.orig_der);
 	assert_int_equal(p.curve, NID_brainpoolP256r1);
-	assert_int_equal(p.orig_len, 133);
-	assert_int_equal(p.orig[0], 0x04);
+	assert_int_equal(p.orig.len, 133);
+	assert_int_equal(p.orig.p[0], 0x04);
 	assert_true(wss_agree_fits(&p, fx.priv[K_BP256]));
 	assert_false(wss_agree_fits(&p, fx.priv[K_P256]));
 	assert_false(wss_agree_fits(&p, fx.priv[K_X1]));
-	assert_int_equal(wss_agree_unwrap(&p, fx.priv[K_BP256], 16, wrapped, 24,
-	    key, 16, &why), -1);
+	p.kek_len = 16;
+	assert_int_equal(wss_agree_unwrap(&p, fx.priv[K_BP256], &w, key, 16,
+	    &why), -1);
 	assert_non_null(strstr(why, "not a point of the curve"));
 	/* the X25519 example on an EC leg and vice versa: EBMS:0103 */
 	assert_int_equal(wss_agree_parse(a, xmlDocGetRootElement(doc),
@@ -629,7 +635,7 @@ t_ecdh_check(struct arena *a, int k, EVP_PKEY *eph, const char *m,
 {
 	xmlDocPtr doc = t_parse(a, m, strlen(m));
 	unsigned char z2[WSS_AGREE_Z_MAX], kek2[16], cek[16], w[24], out[16];
-	size_t z2_len = 0;
+	struct wss_bytes zb = { z2, 0 }, wb = { w, sizeof(w) };
 	const char *why = NULL;
 	struct wss_agree p;
 	struct err err;
@@ -638,14 +644,15 @@ t_ecdh_check(struct arena *a, int k, EVP_PKEY *eph, const char *m,
 	if (wss_agree_parse(a, xmlDocGetRootElement(doc), ALL_ALGS, &p,
 	    &err) < 0)
 		fail_msg("%s: %s", err.msg, err.detail);
-	assert_int_equal(wss_agree_secret(fx.priv[k], eph, z2, &z2_len), 0);
-	assert_int_equal(z2_len, z_len);
+	p.kek_len = 16;
+	assert_int_equal(wss_agree_secret(fx.priv[k], eph, z2, &zb.len), 0);
+	assert_int_equal(zb.len, z_len);
 	assert_memory_equal(z2, z, z_len);
-	assert_int_equal(wss_agree_derive(&p, z2, z2_len, kek2, 16, &why), 0);
+	assert_int_equal(wss_agree_derive(&p, &zb, kek2, &why), 0);
 	assert_memory_equal(kek2, kek, 16);
 	assert_int_equal(RAND_bytes(cek, 16), 1);
 	assert_int_equal(wss_kdf_wrap(kek, 16, cek, 16, w, sizeof(w)), 0);
-	if (wss_agree_unwrap(&p, fx.priv[k], 16, w, 24, out, 16, &why) < 0)
+	if (wss_agree_unwrap(&p, fx.priv[k], &wb, out, 16, &why) < 0)
 		fail_msg("%s: %s", k_names[k], why);
 	assert_memory_equal(out, cek, 16);
 }
@@ -727,8 +734,8 @@ t_make(struct arena *a, int k, const struct sender_agree_opts *o,
 	xmlChar *out = NULL;
 	int len = 0;
 
-	assert_int_equal(sender_agree_ek(a, doc, ek, fx.cert[k], o, rt_cek,
-	    cek_len), 0);
+	assert_int_equal(sender_agree_ek(a, ek, fx.cert[k], o, rt_cek, cek_len),
+	    0);
 	xmlDocDumpMemory(doc, &out, &len);
 	doc = t_parse(a, (const char *)out, (size_t)len);
 	xmlFree(out);
@@ -747,6 +754,7 @@ t_take(struct arena *a, xmlDocPtr doc, int ring, unsigned algs,
 	const struct wss_key *key;
 	unsigned char *ct;
 	struct wss_agree p;
+	struct wss_bytes w;
 	size_t i = 0, ct_len = 0;
 
 	err_clear(err);
@@ -757,8 +765,10 @@ t_take(struct arena *a, xmlDocPtr doc, int ring, unsigned algs,
 		return -1;
 	key = wss_keyring_key(fx.ring[ring], i);
 	ct = t_b64(a, t_find(root, NS_XENC, "CipherValue"), &ct_len);
-	return wss_agree_unwrap(&p, wss_key_pkey(key), kek_len, ct, ct_len,
-	    out, want, why);
+	p.kek_len = kek_len;
+	w.p = ct;
+	w.len = ct_len;
+	return wss_agree_unwrap(&p, wss_key_pkey(key), &w, out, want, why);
 }
 
 /* Pair k, the KDF and wrap of o: the key comes back; the structure is
