@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <libxml/tree.h>
+#include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/obj_mac.h>
@@ -825,7 +826,8 @@ test_round_trip(void **state)
 /* Refusals                                                            */
 /* ------------------------------------------------------------------ */
 
-enum op { OP_NONE, OP_TEXT, OP_DROP, OP_ATTR, OP_ADD, OP_PRF11, OP_RING };
+enum op { OP_NONE, OP_TEXT, OP_DROP, OP_ATTR, OP_ADD, OP_PRF11, OP_RING,
+	OP_KEYVALUE, OP_ISSUER_SERIAL, OP_X509V3 };
 
 /* One tampering of a good EncryptedKey and what it must give: a parse
  * or key reference answer (code), or a failed agreement (why holds
@@ -849,6 +851,15 @@ static const struct neg negs[] = {
 	{ "good P-256", K_P256, WSS_KDF_HKDF, OP_NONE, 0, 0, 0, 0, 0, 0, 0 },
 	{ "PRF in xenc11 (Santuario)", K_X1, WSS_KDF_HKDF, OP_PRF11, MORE21,
 	  "PRF", 0, 0, 0, 0, 0 },
+	{ "RecipientKeyInfo in ds:KeyValue (ENTSOG ECDH-ES)", K_P256,
+	  WSS_KDF_HKDF, OP_KEYVALUE, NS_WSSE, "SecurityTokenReference", 0, 0,
+	  0, 0, 0 },
+	{ "RecipientKeyInfo by IssuerSerial", K_X1, WSS_KDF_HKDF,
+	  OP_ISSUER_SERIAL, NS_WSSE, "SecurityTokenReference", 0, 0, 0, 0, 0 },
+	{ "RecipientKeyInfo by X509v3 KeyIdentifier", K_BP256, WSS_KDF_CONCAT,
+	  OP_X509V3, NS_WSSE, "KeyIdentifier", 0, 0, 0, 0, 0 },
+	{ "RecipientKeyInfo by KeyName", K_X1, WSS_KDF_HKDF, OP_ADD, NS_XENC,
+	  "RecipientKeyInfo", "KeyName", 0, 0, "EBMS:0102", 0 },
 	{ "wrong salt", K_X1, WSS_KDF_HKDF, OP_TEXT, MORE21, "Salt",
 	  "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", 0, 0, 0, "unwrap" },
 	{ "salt dropped", K_X1, WSS_KDF_HKDF, OP_DROP, MORE21, "Salt", 0, 0, 0,
@@ -939,6 +950,68 @@ static const struct neg negs[] = {
 	  "CipherValue", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", 0, 0, 0, "unwrap" },
 };
 
+/* The issuer of cert as RFC 2253 text (arena). */
+static const char *
+t_issuer(struct arena *a, X509 *cert)
+{
+	BIO *b = BIO_new(BIO_s_mem());
+	char *p = NULL, *out;
+	long n;
+
+	assert_non_null(b);
+	assert_true(X509_NAME_print_ex(b, X509_get_issuer_name(cert), 0,
+	    XN_FLAG_RFC2253) >= 0);
+	n = BIO_get_mem_data(b, &p);
+	out = arena_strndup(a, p, (size_t)n);
+	BIO_free(b);
+	return out;
+}
+
+/* The RecipientKeyInfo forms senders use, from the SKI one we write:
+ * the reference wrapped in ds:KeyValue, an IssuerSerial, the certificate
+ * in an X509v3 KeyIdentifier. */
+static void
+t_recipient(struct arena *a, xmlNodePtr el, enum op op, X509 *cert)
+{
+	xmlNodePtr kv, xd, is;
+	unsigned char *der = NULL;
+	char *name;
+	BIGNUM *bn;
+	int len;
+
+	if (op == OP_KEYVALUE) {
+		kv = xmlNewNode(NULL, (const xmlChar *)"KeyValue");
+		xmlSetNs(kv, xmlNewNs(kv, (const xmlChar *)NS_DS,
+		    (const xmlChar *)"ds"));
+		assert_non_null(xmlReplaceNode(el, kv));
+		assert_non_null(xmlAddChild(kv, el));
+	} else if (op == OP_X509V3) {
+		len = i2d_X509(cert, &der);
+		assert_true(len > 0);
+		assert_non_null(xmlSetProp(el, (const xmlChar *)"ValueType",
+		    (const xmlChar *)"http://docs.oasis-open.org/wss/2004/01/"
+		    "oasis-200401-wss-x509-token-profile-1.0#X509v3"));
+		t_set_text(el, codec_base64(a, der, (size_t)len));
+		OPENSSL_free(der);
+	} else {
+		t_drop(xml_child(el, NULL, NULL));
+		xd = xmlNewChild(el, NULL, (const xmlChar *)"X509Data", NULL);
+		xmlSetNs(xd, xmlNewNs(xd, (const xmlChar *)NS_DS,
+		    (const xmlChar *)"ds"));
+		is = xmlNewChild(xd, xd->ns, (const xmlChar *)"X509IssuerSerial",
+		    NULL);
+		(void)xmlNewTextChild(is, xd->ns, (const xmlChar *)
+		    "X509IssuerName", (const xmlChar *)t_issuer(a, cert));
+		bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(cert), NULL);
+		name = bn != NULL ? BN_bn2dec(bn) : NULL;
+		assert_non_null(name);
+		(void)xmlNewTextChild(is, xd->ns, (const xmlChar *)
+		    "X509SerialNumber", (const xmlChar *)name);
+		OPENSSL_free(name);
+		BN_free(bn);
+	}
+}
+
 /* Apply n's tampering to doc; the keyring to use. */
 static int
 t_tamper(struct arena *a, xmlDocPtr doc, const struct neg *n)
@@ -983,6 +1056,11 @@ t_tamper(struct arena *a, xmlDocPtr doc, const struct neg *n)
 		break;
 	case OP_RING:
 		return n->arg != NULL ? K_P256 : K_X2;
+	case OP_KEYVALUE:
+	case OP_ISSUER_SERIAL:
+	case OP_X509V3:
+		t_recipient(a, el, n->op, fx.cert[n->k]);
+		break;
 	default: break;
 	}
 	return n->k;
