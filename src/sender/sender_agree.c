@@ -217,10 +217,13 @@ sender_agree_originator(struct sender_agree *s, xmlNodePtr oki)
 	xmlNodePtr kv, nc;
 
 	if (s->p.ka == WSS_KA_X25519) {
-		if ((len = i2d_PUBKEY(s->eph, &der)) > 0 && (v.p = der,
-		    v.len = (size_t)len, sender_agree_b64_el(s, oki,
-		    WSS_NS_DSIG11, "dsig11", "DEREncodedKeyValue", &v)) != NULL)
-			rc = 0;
+		if ((len = i2d_PUBKEY(s->eph, &der)) > 0) {
+			v.p = der;
+			v.len = (size_t)len;
+			if (sender_agree_b64_el(s, oki, WSS_NS_DSIG11, "dsig11",
+			    "DEREncodedKeyValue", &v) != NULL)
+				rc = 0;
+		}
 		OPENSSL_free(der);
 		return rc;
 	}

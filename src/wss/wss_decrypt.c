@@ -591,11 +591,14 @@ wss_dec_agree(struct wss_dec *d, size_t k, unsigned char *key, size_t want)
 		wss_dec_failed(d, e.detail);
 		return -1;
 	}
-	if (wss_dec_cipher_value(d, d->keys[k], &ct, &w.len) < 0)
+	if (wss_dec_cipher_value(d, d->keys[k], &ct, &w.len) < 0) {
 		why = "EncryptedKey CipherValue malformed";
-	else if ((w.p = ct, wss_agree_unwrap(p, wss_key_pkey(
-	    wss_keyring_key(r, i)), &w, key, want, &why)) == 0)
-		why = NULL;
+	} else {
+		w.p = ct;
+		if (wss_agree_unwrap(p, wss_key_pkey(wss_keyring_key(r, i)),
+		    &w, key, want, &why) == 0)
+			why = NULL;
+	}
 	if (why != NULL) {
 		wss_dec_failed(d, why);
 		return -1;
