@@ -121,7 +121,7 @@ wss_global_init(struct err *err)
 	 * print to stderr and leave wss_xmlsec_detail() empty */
 	xmlSecErrorsSetCallback(wss_on_xmlsec_error);
 	xmlSecIOCleanupCallbacks();
-	if (wss_swa_init(err) == -1) {
+	if (wss_swa_init(err) == -1 || wss_eddsa_init(err) == -1) {
 		xmlSecCryptoShutdown();
 		goto out;
 	}
@@ -188,8 +188,9 @@ out:
 	return cert != NULL ? 0 : -1;
 }
 
-/* An unencrypted PEM private key (PKCS#8 or traditional): RSA, EC,
- * Ed25519 or X25519 (issue 13: key agreement needs X25519 and EC pairs). */
+/* An unencrypted PEM private key (PKCS#8 or traditional): RSA, EC or
+ * Ed25519 to sign (which curves: wss_sigalg_key_ok(), checked when the key
+ * is adopted), X25519 to agree keys (issue 13). */
 static int
 wss_read_pkey(const char *path, EVP_PKEY **ret, struct err *err)
 {
@@ -226,17 +227,28 @@ out:
 	return rc;
 }
 
-/* Wrap an OpenSSL key as an xmlsec key; pkey is consumed in every case. */
+/*
+ * Wrap an OpenSSL key as an xmlsec key; pkey is consumed in every case.
+ * Only signer key types (wss_sigalg_key_ok: RSA, Ed25519 — as our own key
+ * data, xmlsec 1.2.37 has none — and EC on an allowlisted named curve);
+ * anything else (DSA, Ed448, other curves) is NULL.
+ */
 xmlSecKeyPtr
 wss_key_adopt(EVP_PKEY *pkey)
 {
-	xmlSecKeyDataPtr data = xmlSecOpenSSLEvpKeyAdopt(pkey);
+	xmlSecKeyDataPtr data = NULL;
 	xmlSecKeyPtr key = NULL;
 
-	if (data == NULL) {
+	if (!wss_sigalg_key_ok(pkey)) {
 		EVP_PKEY_free(pkey);
 		return NULL;
 	}
+	if (EVP_PKEY_get_base_id(pkey) == EVP_PKEY_ED25519)
+		data = wss_eddsa_adopt(pkey);
+	else if ((data = xmlSecOpenSSLEvpKeyAdopt(pkey)) == NULL)
+		EVP_PKEY_free(pkey);
+	if (data == NULL)
+		return NULL;
 	key = xmlSecKeyCreate();
 	if (key == NULL || xmlSecKeySetValue(key, data) < 0) {
 		xmlSecKeyDataDestroy(data);
@@ -400,6 +412,13 @@ wss_cert_xmlsec(const struct wss_cert *c)
 	return xmlSecKeyDuplicate(c->key);
 }
 
+/* The certificate of a loaded verification certificate (owned by c). */
+X509 *
+wss_cert_x509(const struct wss_cert *c)
+{
+	return c->cert;
+}
+
 /* The certificate of a loaded pair (owned by k). */
 X509 *
 wss_key_x509(const struct wss_key *k)
@@ -419,6 +438,10 @@ wss_key_cert_b64(const struct wss_key *k)
  * is never used to find a key), same-document references only, no
  * manifests, and the algorithm allowlist (eDelivery AS4 1.15, 1.4.2.6:
  * rsa-sha256 and sha256; exclusive c14n as every AS4 stack uses it).
+ * Verifying also rsa-sha384/512, ecdsa-sha256/384/512 and eddsa-ed25519
+ * (eDelivery AS4 2.0) with sha384/512 digests; signing adds the method of
+ * its key (wss_sign.c).  Which one a message may use, and whether it fits
+ * the key, is decided before xmlsec runs (wss_sigvalue.c).
  */
 struct _xmlSecDSigCtx *
 wss_dsig_ctx_new(int verify)
@@ -426,23 +449,26 @@ wss_dsig_ctx_new(int verify)
 	xmlSecTransformId sig_ids[] = {
 		xmlSecTransformExclC14NId, xmlSecTransformRsaSha256Id,
 		xmlSecTransformRsaSha384Id, xmlSecTransformRsaSha512Id,
+		xmlSecTransformEcdsaSha256Id, xmlSecTransformEcdsaSha384Id,
+		xmlSecTransformEcdsaSha512Id, wss_eddsa_id(),
 	};
 	xmlSecTransformId ref_ids[] = {
 		xmlSecTransformExclC14NId, xmlSecTransformSha256Id,
 		xmlSecTransformSha384Id, xmlSecTransformSha512Id,
 	};
-	size_t i, n = verify ? 4 : 2;
+	size_t i, n = verify ? 8 : 2, n_ref = verify ? 4 : 2;
 	xmlSecDSigCtxPtr ctx = xmlSecDSigCtxCreate(NULL);
+	int rc = 0;
 
 	if (ctx == NULL)
 		return NULL;
 	ctx->enabledReferenceUris = xmlSecTransformUriTypeSameDocument;
 	ctx->flags |= XMLSEC_DSIG_FLAGS_IGNORE_MANIFESTS;
-	for (i = 0; i < n && ctx != NULL; i++) {
-		if (xmlSecDSigCtxEnableSignatureTransform(ctx, sig_ids[i]) ==
-		    0 && xmlSecDSigCtxEnableReferenceTransform(ctx,
-		    ref_ids[i]) == 0)
-			continue;
+	for (i = 0; i < n && rc == 0; i++)
+		rc = xmlSecDSigCtxEnableSignatureTransform(ctx, sig_ids[i]);
+	for (i = 0; i < n_ref && rc == 0; i++)
+		rc = xmlSecDSigCtxEnableReferenceTransform(ctx, ref_ids[i]);
+	if (rc != 0) {
 		xmlSecDSigCtxDestroy(ctx);
 		ctx = NULL;
 	}
@@ -450,8 +476,8 @@ wss_dsig_ctx_new(int verify)
 }
 
 /*
- * The restricted context of wss_dsig_ctx_new() plus what inbound messages
- * need: ECDSA signature methods, the SwA signature transforms and "cid:"
+ * The restricted context of wss_dsig_ctx_new(1) plus what inbound messages
+ * need: the SwA signature transforms and "cid:"
  * references (xmlsec classes them as remote; our URI check already refused
  * every other remote URI, and the only IO callback is the cid: resolver).
  * Moved here from wss_inbound.c, which uses it.
@@ -459,14 +485,12 @@ wss_dsig_ctx_new(int verify)
 struct _xmlSecDSigCtx *
 wss_dsig_ctx_inbound(void)
 {
-	xmlSecTransformId sig_ids[2], ref_ids[2];
+	xmlSecTransformId ref_ids[2];
 	xmlSecDSigCtxPtr ctx = wss_dsig_ctx_new(1);
 	size_t i;
 
 	if (ctx == NULL)
 		return NULL;
-	sig_ids[0] = xmlSecTransformEcdsaSha256Id;
-	sig_ids[1] = xmlSecTransformEcdsaSha384Id;
 	ref_ids[0] = wss_swa_content_sig_id();
 	ref_ids[1] = wss_swa_complete_sig_id();
 	ctx->enabledReferenceUris = xmlSecTransformUriTypeSameDocument |
@@ -482,8 +506,6 @@ wss_dsig_ctx_inbound(void)
 	}
 	for (i = 0; i < 2; i++) {
 		if (ref_ids[i] == NULL ||
-		    xmlSecDSigCtxEnableSignatureTransform(ctx,
-		    sig_ids[i]) < 0 ||
 		    xmlSecDSigCtxEnableReferenceTransform(ctx,
 		    ref_ids[i]) < 0) {
 			xmlSecDSigCtxDestroy(ctx);

@@ -63,15 +63,19 @@ int wss_cert_file_info(struct arena *a, const char *path,
  * signs its Receipts): add to the SOAP Header a wsse:Security
  * (mustUnderstand="true") holding a BinarySecurityToken (X509v3) with the
  * certificate and a ds:Signature over eb:Messaging and the SOAP Body —
- * referenced by wsu:Id (created when absent) — with exclusive c14n, rsa-sha256
- * and sha256 digests, KeyInfo a SecurityTokenReference to the BST.
+ * referenced by wsu:Id (created when absent) — with exclusive c14n, the
+ * key's SignatureMethod (rsa-sha256 for RSA; eddsa-ed25519 or ecdsa-sha*
+ * for eDelivery AS4 2.0 keys: wss_sign_method_uri) and sha256 digests,
+ * KeyInfo a SecurityTokenReference to the BST.
  */
 int wss_sign_envelope(xmlDocPtr doc, const struct wss_key *key,
     struct err *err);
 
 /*
  * Verify the ds:Signature in the envelope's wsse:Security with the public key
- * of cert only (never a key from the message).  The references must include
+ * of cert only (never a key from the message): RSA, ECDSA or Ed25519, the
+ * SignatureValue checked first as wss_sigvalue_check() does (method fits
+ * the key, ECDSA raw r || s only).  The references must include
  * eb:Messaging and the SOAP Body, found by node identity after verification.
  * 0 valid; -1 invalid with ERR_EBMS EBMS:0101.
  */
@@ -126,7 +130,8 @@ const char *wss_key_cert_b64(const struct wss_key *k);
 
 /* A dsig context without keys manager, limited to same-document references
  * and the allowlisted algorithms (exc-c14n, rsa-sha256 and sha256; when
- * verifying also rsa-sha384/512 and sha384/512).  NULL on failure. */
+ * verifying also rsa-sha384/512, ecdsa-sha256/384/512, eddsa-ed25519 and
+ * sha384/512).  NULL on failure. */
 struct _xmlSecDSigCtx *wss_dsig_ctx_new(int verify);
 
 /* The root element of doc if it is a SOAP 1.2 or 1.1 Envelope (its

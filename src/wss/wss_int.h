@@ -19,11 +19,12 @@
 /* ---- wss.c ---- */
 
 /* Wrap an OpenSSL key as an xmlsec key; pkey is consumed in every case
- * (freed on failure).  NULL on failure. */
+ * (freed on failure).  Only keys wss_sigalg_key_ok() accepts (Ed25519 as
+ * wss_eddsa_adopt() key data).  NULL on failure. */
 xmlSecKeyPtr wss_key_adopt(EVP_PKEY *pkey);
 
-/* wss_dsig_ctx_new(1) plus what inbound messages need: ECDSA signature
- * methods, the SwA signature transforms, "cid:" references with
+/* wss_dsig_ctx_new(1) plus what inbound messages need: the SwA signature
+ * transforms, "cid:" references with
  * wss_swa_pre_exec, X509Data as the only KeyInfo data.  NULL on failure. */
 struct _xmlSecDSigCtx *wss_dsig_ctx_inbound(void);
 
@@ -34,6 +35,48 @@ X509 *wss_key_x509(const struct wss_key *k);
  * EC, Ed25519 or X25519 — an X25519 pair has no xmlsec key
  * (wss_key_xmlsec() gives NULL) and serves only key agreement. */
 EVP_PKEY *wss_key_pkey(const struct wss_key *k);
+
+/* The certificate of a loaded verification certificate (owned by c). */
+X509 *wss_cert_x509(const struct wss_cert *c);
+
+/* ---- wss_eddsa.c: Ed25519 (RFC 9231 / RFC 8032) on OpenSSL 3 EVP ---- */
+
+#define WSS_EDDSA_URI "http://www.w3.org/2021/04/xmldsig-more#eddsa-ed25519"
+
+/* The eddsa-ed25519 SignatureMethod klass (registered globally by
+ * wss_eddsa_init(), called once from wss_global_init()). */
+xmlSecTransformId wss_eddsa_id(void);
+int wss_eddsa_init(struct err *err);
+
+/* The xmlsec key data klass holding an Ed25519 EVP_PKEY (xmlsec 1.2.37's
+ * own EVP adoption refuses Ed25519); never read from XML. */
+xmlSecKeyDataId wss_eddsa_key_id(void);
+
+/* An Ed25519 key (public, or private with public) as key data of that
+ * klass; pkey is consumed in every case.  NULL when not Ed25519. */
+xmlSecKeyDataPtr wss_eddsa_adopt(EVP_PKEY *pkey);
+
+/* ---- wss_sigalg.c: signer key types and signature methods ---- */
+
+/* May pkey sign (or verify) with us: RSA, Ed25519, or EC on a named
+ * P-256, P-384, P-521, brainpoolP256r1/384r1/512r1 curve (never explicit
+ * parameters)?  1 / 0. */
+int wss_sigalg_key_ok(const EVP_PKEY *pkey);
+
+/* The octets of r (and of s) in an XML-DSig ECDSA SignatureValue for an
+ * allowed EC key (the group order's size: 32, 48, 66 or 64); 0 for any
+ * other key. */
+size_t wss_sigalg_ec_half(const EVP_PKEY *pkey);
+
+/*
+ * The SignatureMethod our signatures use with the pair k (wss_sign.c):
+ * RSA rsa-sha256; Ed25519 eddsa-ed25519; EC ecdsa-sha256 on 256-bit
+ * curves, ecdsa-sha384 on P-384 and brainpoolP384r1, ecdsa-sha512 on P-521
+ * and brainpoolP512r1.  As xmlsec klass / URI (static); NULL for a pair
+ * that cannot sign (X25519).  pmode-check and the log show the URI.
+ */
+xmlSecTransformId wss_sign_method_id(const struct wss_key *k);
+const char *wss_sign_method_uri(const struct wss_key *k);
 
 /* ---- wss_certid.c: naming certificates in log lines ---- */
 
@@ -415,7 +458,9 @@ size_t wss_cipher_key_len(const char *uri);
  * SignatureValue of signature verified over its ds:SignedInfo (exclusive
  * c14n without comments, the InclusiveNamespaces PrefixList honoured) with
  * the public key of cert, by an allowlisted SignatureMethod in algs
- * (rsa-sha256/384/512, ecdsa-sha256/384) fitting the key.  0 valid; -1
+ * (rsa-sha256/384/512, ecdsa-sha256/384/512, eddsa-ed25519) fitting the
+ * key (wss_sigalg_key_ok: EC on an allowed named curve; ECDSA values raw
+ * r || s of exactly twice the order's size, Ed25519 64 octets).  0 valid; -1
  * EBMS:0101 with the reason in err.detail.  xmlsec verifies everything
  * again afterwards; this only makes a forged signature cheap to refuse.
  */

@@ -262,21 +262,22 @@ out:
 }
 
 /*
- * The ds:Signature template inside sec: exclusive c14n, rsa-sha256, one
- * Reference per node (exclusive c14n transform, sha256 digest), then one
- * per attachment, KeyInfo.
+ * The ds:Signature template inside sec: exclusive c14n, the key's method
+ * (wss_sign_method_id: rsa-sha256 for RSA, eddsa-ed25519, ecdsa-sha*),
+ * one Reference per node (exclusive c14n transform, sha256 digest), then
+ * one per attachment, KeyInfo.
  */
 static xmlNodePtr
-wss_sign_template(xmlNodePtr sec, xmlNodePtr const *nodes, size_t n,
-    const struct wss_part *parts, size_t n_parts, const char *bst_uri)
+wss_sign_template(xmlNodePtr sec, xmlSecTransformId method,
+    xmlNodePtr const *nodes, size_t n, const struct wss_part *parts,
+    size_t n_parts, const char *bst_uri)
 {
 	xmlNodePtr sig, ref;
 	xmlChar *uri;
 	size_t i;
 
 	sig = xmlSecTmplSignatureCreateNsPref(sec->doc,
-	    xmlSecTransformExclC14NId, xmlSecTransformRsaSha256Id, NULL,
-	    (const xmlChar *)"ds");
+	    xmlSecTransformExclC14NId, method, NULL, (const xmlChar *)"ds");
 	if (sig == NULL)
 		return NULL;
 	if (xmlAddChild(sec, sig) == NULL) {
@@ -300,16 +301,22 @@ wss_sign_template(xmlNodePtr sec, xmlNodePtr const *nodes, size_t n,
 }
 
 /*
- * The signing context of wss_dsig_ctx_new(0); with attachments also "cid:"
+ * The signing context of wss_dsig_ctx_new(0) with the key's signature
+ * method; with attachments also "cid:"
  * references (xmlsec classes them as remote; the only IO callback left is
  * our cid: resolver) through the SwA content transform, with wss_swa.c's
  * guard on every reference chain.  NULL on failure.
  */
 static xmlSecDSigCtxPtr
-wss_sign_ctx(int with_parts)
+wss_sign_ctx(xmlSecTransformId method, int with_parts)
 {
 	xmlSecDSigCtxPtr ctx = wss_dsig_ctx_new(0);
 
+	if (ctx != NULL && method != xmlSecTransformRsaSha256Id &&
+	    xmlSecDSigCtxEnableSignatureTransform(ctx, method) < 0) {
+		xmlSecDSigCtxDestroy(ctx);
+		return NULL;
+	}
 	if (ctx == NULL || !with_parts)
 		return ctx;
 	ctx->enabledReferenceUris |= xmlSecTransformUriTypeRemote;
@@ -328,7 +335,8 @@ static int
 wss_sign_run(xmlNodePtr sig, const struct wss_key *key,
     struct wss_part *parts, size_t n_parts)
 {
-	xmlSecDSigCtxPtr ctx = wss_sign_ctx(n_parts > 0);
+	xmlSecDSigCtxPtr ctx = wss_sign_ctx(wss_sign_method_id(key),
+	    n_parts > 0);
 	int rc = -1;
 
 	if (ctx == NULL)
@@ -389,6 +397,7 @@ wss_sign_do(xmlDocPtr doc, const struct wss_key *key,
     size_t n_parts, struct err *err)
 {
 	xmlNodePtr env, header = NULL, sec = NULL, sig;
+	xmlSecTransformId method = wss_sign_method_id(key);
 	const char *soap = NULL;
 	char bst_uri[64];
 	struct err ierr;
@@ -397,18 +406,19 @@ wss_sign_do(xmlDocPtr doc, const struct wss_key *key,
 	wss_xmlsec_reset();
 	err_clear(&ierr);
 	env = wss_envelope(doc, &soap);
-	if (env != NULL && wss_sign_nodes_ok(doc, nodes, n_nodes) &&
+	if (env != NULL && method != NULL &&
+	    wss_sign_nodes_ok(doc, nodes, n_nodes) &&
 	    wss_sign_parts_ok(parts, n_parts))
 		header = wss_sign_header(env, soap);
 	if (header == NULL || xml_child(header, NS_WSSE, "Security") != NULL) {
 		err_set(err, ERR_INTERNAL, NULL, "could not sign envelope");
-		err_detail(err, "not a SOAP envelope, bad node or part list "
-		    "or wsse:Security already present");
+		err_detail(err, "not a SOAP envelope, a key that cannot sign, "
+		    "bad node or part list or wsse:Security already present");
 		goto out;
 	}
 	sec = wss_sign_security(header, soap, key, bst_uri, sizeof(bst_uri));
-	sig = sec != NULL ? wss_sign_template(sec, nodes, n_nodes, parts,
-	    n_parts, bst_uri) : NULL;
+	sig = sec != NULL ? wss_sign_template(sec, method, nodes, n_nodes,
+	    parts, n_parts, bst_uri) : NULL;
 	if (sig == NULL || wss_ids_index(doc, &ierr) < 0 ||
 	    wss_sign_run(sig, key, parts, n_parts) < 0) {
 		err_set(err, ERR_INTERNAL, NULL, "could not sign envelope");

@@ -43,12 +43,13 @@
 #define WSS_SV_MAX_B64 4096
 
 /* A signature method we verify (RFC 6931 2.3.2, 2.3.6; XML Signature 1.1
- * 6.4.3: ECDSA values are r || s, each as long as the group order). */
+ * 6.4.3: ECDSA values are r || s, each as long as the group order; RFC
+ * 9231 2.3.9: pure Ed25519, no digest of ours). */
 struct wss_sv_method {
 	const char *uri;
 	unsigned bit;             /* enum wss_alg */
-	const EVP_MD *(*md)(void);
-	int key_type;             /* EVP_PKEY_RSA or EVP_PKEY_EC */
+	const EVP_MD *(*md)(void); /* NULL: Ed25519 */
+	int key_type;             /* EVP_PKEY_RSA, _EC or _ED25519 */
 };
 
 static const struct wss_sv_method wss_sv_methods[] = {
@@ -59,7 +60,13 @@ static const struct wss_sv_method wss_sv_methods[] = {
 	    EVP_PKEY_EC },
 	{ WSS_SV_MORE "ecdsa-sha384", WSS_SIG_ECDSA_SHA384, EVP_sha384,
 	    EVP_PKEY_EC },
+	{ WSS_SV_MORE "ecdsa-sha512", WSS_SIG_ECDSA_SHA512, EVP_sha512,
+	    EVP_PKEY_EC },
+	{ WSS_EDDSA_URI, WSS_SIG_ED25519, NULL, EVP_PKEY_ED25519 },
 };
+
+/* RFC 8032 5.1.6: an Ed25519 signature is R || S, 64 octets. */
+#define WSS_SV_ED25519_LEN 64
 
 #define WSS_SV_N_METHODS (sizeof(wss_sv_methods) / sizeof(wss_sv_methods[0]))
 
@@ -171,17 +178,19 @@ wss_sv_c14n(struct arena *a, xmlNodePtr si, struct buf *out)
 	return rc;
 }
 
-/* XML Signature 1.1 6.4.3: r || s (two equal halves) as DER (arena). */
+/* XML Signature 1.1 6.4.3: r || s, each exactly half octets long (the
+ * group order's size: a DER-encoded value, or one with leading zeros cut,
+ * has another length and is refused), as DER (arena). */
 static int
 wss_sv_ecdsa_der(struct arena *a, const unsigned char *raw, size_t len,
-    unsigned char **ret, size_t *ret_len)
+    size_t half, unsigned char **ret, size_t *ret_len)
 {
 	ECDSA_SIG *sig = ECDSA_SIG_new();
 	BIGNUM *r = NULL, *s = NULL;
 	unsigned char *der = NULL;
 	int n, rc = -1;
 
-	if (sig == NULL || len == 0 || len % 2 != 0 || len > 2 * 66)
+	if (sig == NULL || half == 0 || len != 2 * half || len > 2 * 66)
 		goto out;
 	r = BN_bin2bn(raw, (int)(len / 2), NULL);
 	s = BN_bin2bn(raw + len / 2, (int)(len / 2), NULL);
@@ -201,10 +210,11 @@ out:
 	return rc;
 }
 
-/* The decoded SignatureValue, in the form EVP_DigestVerify takes. */
+/* The decoded SignatureValue, in the form EVP_DigestVerify takes, for
+ * the key pkey of type key_type. */
 static int
-wss_sv_value(struct arena *a, const xmlNode *sv, int key_type,
-    unsigned char **ret, size_t *ret_len)
+wss_sv_value(struct arena *a, const xmlNode *sv, const EVP_PKEY *pkey,
+    int key_type, unsigned char **ret, size_t *ret_len)
 {
 	char *text = xml_text(a, sv);
 	unsigned char *raw = NULL;
@@ -214,13 +224,18 @@ wss_sv_value(struct arena *a, const xmlNode *sv, int key_type,
 	    codec_unbase64(a, text, strlen(text), &raw, &len) < 0 || len == 0)
 		return -1;
 	if (key_type == EVP_PKEY_EC)
-		return wss_sv_ecdsa_der(a, raw, len, ret, ret_len);
+		return wss_sv_ecdsa_der(a, raw, len, wss_sigalg_ec_half(pkey),
+		    ret, ret_len);
+	if (key_type == EVP_PKEY_ED25519 && len != WSS_SV_ED25519_LEN)
+		return -1;
 	*ret = raw;
 	*ret_len = len;
 	return 0;
 }
 
-/* EVP_DigestVerify of sig over data with pkey and md: 1 valid, 0 not. */
+/* EVP_DigestVerify of sig over data with pkey and md (NULL for Ed25519,
+ * which OpenSSL verifies as RFC 8032 5.1.7 says, S < L included): 1
+ * valid, 0 not. */
 static int
 wss_sv_evp(EVP_PKEY *pkey, const EVP_MD *md, const unsigned char *sig,
     size_t sig_len, const void *data, size_t len)
@@ -254,7 +269,8 @@ wss_sigvalue_check(struct arena *a, xmlNodePtr signature, X509 *cert,
 		wss_sv_fail(err, "signature method not allowed");
 		goto out;
 	}
-	if (pkey == NULL || EVP_PKEY_get_base_id(pkey) != m->key_type) {
+	if (pkey == NULL || EVP_PKEY_get_base_id(pkey) != m->key_type ||
+	    !wss_sigalg_key_ok(pkey)) {
 		wss_sv_fail(err, "signer key does not fit the signature "
 		    "method");
 		goto out;
@@ -263,8 +279,9 @@ wss_sigvalue_check(struct arena *a, xmlNodePtr signature, X509 *cert,
 		wss_sv_fail(err, "SignedInfo cannot be canonicalized");
 		goto out;
 	}
-	if (wss_sv_value(a, sv, m->key_type, &sig, &sig_len) < 0 ||
-	    !wss_sv_evp(pkey, m->md(), sig, sig_len, c14n.data, c14n.len)) {
+	if (wss_sv_value(a, sv, pkey, m->key_type, &sig, &sig_len) < 0 ||
+	    !wss_sv_evp(pkey, m->md != NULL ? m->md() : NULL, sig, sig_len,
+	    c14n.data, c14n.len)) {
 		wss_sv_fail(err, "SignatureValue does not verify over "
 		    "SignedInfo (no reference was dereferenced)");
 		goto out;

@@ -3,7 +3,9 @@
  * certificate (`as4gw push` checking the Receipt or eb:Error it gets back).
  *
  * The key comes only from the certificate the caller trusts, never from the
- * message (KeyInfo is ignored).  Duplicate Id values are refused before
+ * message (KeyInfo is ignored): RSA, ECDSA or Ed25519 (eDelivery AS4 2.0
+ * Receipts), the SignatureValue checked over SignedInfo first by
+ * wss_sigvalue_check() (the method fits the key; ECDSA raw r || s only).  Duplicate Id values are refused before
  * xmlsec runs, and after a valid signature the references are resolved by us
  * to elements and compared by node identity with eb:Messaging and the SOAP
  * Body of this envelope (XML signature wrapping defence; DESIGN.md "Security
@@ -20,6 +22,12 @@
 #include <xmlsec/xmldsig.h>
 
 #include "../xml/xml.h"
+#include "wss_int.h"
+
+/* Every signature method a Receipt we asked for may use. */
+#define WSS_VERIFY_SIG_BITS (WSS_SIG_RSA_SHA256 | WSS_SIG_RSA_SHA384 |      \
+	WSS_SIG_RSA_SHA512 | WSS_SIG_ECDSA_SHA256 | WSS_SIG_ECDSA_SHA384 |   \
+	WSS_SIG_ECDSA_SHA512 | WSS_SIG_ED25519)
 
 /* The elements a verification looks at. */
 struct wss_verify_targets {
@@ -108,10 +116,18 @@ wss_verify_envelope(xmlDocPtr doc, const struct wss_cert *cert,
 {
 	struct wss_verify_targets t = { 0 };
 	xmlSecDSigCtxPtr ctx = NULL;
+	struct arena *a = arena_new(0);
 	int rc = -1;
 
 	wss_xmlsec_reset();
-	if (wss_verify_locate(doc, &t, err) < 0 || wss_ids_index(doc, err) < 0)
+	if (a == NULL) {
+		err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
+	if (wss_verify_locate(doc, &t, err) < 0 ||
+	    wss_ids_index(doc, err) < 0 ||
+	    wss_sigvalue_check(a, t.signature, wss_cert_x509(cert),
+	    WSS_VERIFY_SIG_BITS, err) < 0)
 		goto out;
 	ctx = wss_dsig_ctx_new(1);
 	if (ctx == NULL || (ctx->signKey = wss_cert_xmlsec(cert)) == NULL) {
@@ -136,6 +152,7 @@ wss_verify_envelope(xmlDocPtr doc, const struct wss_cert *cert,
 out:
 	if (ctx != NULL)
 		xmlSecDSigCtxDestroy(ctx);
+	arena_free(a);
 	ERR_clear_error();
 	return rc;
 }
