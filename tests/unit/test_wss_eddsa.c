@@ -541,28 +541,21 @@ test_ecdsa_der_refused(void **state)
 	arena_free(a);
 }
 
-/* RFC 8032 5.1.7: S must be < L.  S + L satisfies the group equation
- * all the same ([S]B = [S + L]B), so only that check refuses it — in
- * wss_verify_envelope and in our xmlsec transform alone. */
-static void
-test_ed25519_noncanonical_s(void **state)
+/* text (Ed25519-signed) with L added to the S half of its signature
+ * (arena).  L = 2^252 + 27742317777372353535851937790883648493 (RFC 8032
+ * 5.1); S + L < 2^256 since S < L. */
+static char *
+ed25519_s_plus_l(struct arena *a, const char *text)
 {
-	/* L = 2^252 + 27742317777372353535851937790883648493, little end */
-	static const unsigned char l[32] = {
+	static const unsigned char l[32] = {  /* little-endian, as S is */
 		0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58,
 		0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14,
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
 	};
-	struct arena *a = arena_new(0);
-	char *text = signed_text(a, I_ED25519), *bad;
 	size_t len;
 	unsigned char *raw = sigvalue(a, text, &len);
 	unsigned carry = 0;
-	xmlSecDSigCtxPtr ctx;
-	xmlDocPtr doc;
-	struct err err;
 
-	(void)state;
 	assert_int_equal(len, 64);
 	for (int i = 0; i < 32; i++) {
 		carry += (unsigned)raw[32 + i] + l[i];
@@ -570,7 +563,23 @@ test_ed25519_noncanonical_s(void **state)
 		carry >>= 8;
 	}
 	assert_int_equal(carry, 0);
-	bad = with_sigvalue(a, text, raw, len);
+	return with_sigvalue(a, text, raw, len);
+}
+
+/* RFC 8032 5.1.7: S must be < L.  S + L satisfies the group equation
+ * all the same ([S]B = [S + L]B), so only that check refuses it — in
+ * wss_verify_envelope and in our xmlsec transform alone. */
+static void
+test_ed25519_noncanonical_s(void **state)
+{
+	struct arena *a = arena_new(0);
+	char *text = signed_text(a, I_ED25519);
+	char *bad = ed25519_s_plus_l(a, text);
+	xmlSecDSigCtxPtr ctx;
+	xmlDocPtr doc;
+	struct err err;
+
+	(void)state;
 	assert_refused(verify(a, bad, fx.cert[I_ED25519], &err), &err,
 	    "does not verify");
 	/* the transform alone, without wss_sigvalue_check */
@@ -713,6 +722,8 @@ test_inbound_profiles(void **state)
 	    WSS_ALGS_EDELIVERY_2_0_EC, NULL);
 	inbound("p-521 ecdsa-sha512 on 2.0-ec", p521, fx.trust[I_P521],
 	    WSS_ALGS_EDELIVERY_2_0_EC, NULL);
+	inbound("ed25519 non-canonical S", ed25519_s_plus_l(a, ed),
+	    fx.trust[I_ED25519], WSS_ALGS_EDELIVERY_2_0, "EBMS:0101");
 	inbound("rsa on 1.x", rsa, fx.trust[I_RSA], WSS_ALGS_DEFAULT, NULL);
 	inbound("ed25519 on 1.x", ed, fx.trust[I_ED25519], WSS_ALGS_DEFAULT,
 	    "EBMS:0103");
@@ -738,6 +749,75 @@ test_inbound_profiles(void **state)
 	    WSS_ALGS_EDELIVERY_2_0_EC, "EBMS:0101");
 	trust_free(t);
 	free(k1);
+	arena_free(a);
+}
+
+/* text with its SecurityTokenReference replaced by to (arena). */
+static char *
+with_str(struct arena *a, const char *text, const char *to)
+{
+	const char *b = strstr(text, "<wsse:SecurityTokenReference");
+	const char *e = b != NULL ? strstr(b,
+	    "</wsse:SecurityTokenReference>") : NULL;
+
+	assert_non_null(e);
+	e += strlen("</wsse:SecurityTokenReference>");
+	return arena_sprintf(a, "%.*s%s%s", (int)(b - text), text, to, e);
+}
+
+/* The signer certificate of identity i named by SKI (the extension, or
+ * RFC 5280 4.2.1.2 (1)) and by X509IssuerSerial, as WS-Security X.509
+ * Token Profile 1.1 3.2 writes them; both verify for Ed25519 and
+ * brainpool signers, and a serial not the signer's does not. */
+static void
+test_inbound_key_references(void **state)
+{
+	static const enum id which[] = { I_ED25519, I_BP256 };
+	struct arena *a = arena_new(0);
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		X509 *x = wss_key_x509(fx.key[which[i]]);
+		const ASN1_OCTET_STRING *ski = X509_get0_subject_key_id(x);
+		unsigned char md[EVP_MAX_MD_SIZE];
+		unsigned md_len = 0;
+		BIGNUM *bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(x),
+		    NULL);
+		char *dec = BN_bn2dec(bn), *text, *by_ski, *by_is;
+		unsigned algs = which[i] == I_ED25519 ?
+		    WSS_ALGS_EDELIVERY_2_0 : WSS_ALGS_EDELIVERY_2_0_EC;
+
+		if (ski != NULL) {
+			md_len = (unsigned)ASN1_STRING_length(ski);
+			memcpy(md, ASN1_STRING_get0_data(ski), md_len);
+		} else {
+			assert_int_equal(X509_pubkey_digest(x, EVP_sha1(), md,
+			    &md_len), 1);
+		}
+		text = signed_user_message(a, which[i]);
+		by_ski = with_str(a, text, arena_sprintf(a,
+		    "<wsse:SecurityTokenReference><wsse:KeyIdentifier "
+		    "EncodingType=\"http://docs.oasis-open.org/wss/2004/01/"
+		    "oasis-200401-wss-soap-message-security-1.0#Base64Binary\" "
+		    "ValueType=\"http://docs.oasis-open.org/wss/2004/01/"
+		    "oasis-200401-wss-x509-token-profile-1.0#"
+		    "X509SubjectKeyIdentifier\">%s</wsse:KeyIdentifier>"
+		    "</wsse:SecurityTokenReference>", codec_base64(a, md,
+		    md_len)));
+		by_is = arena_sprintf(a, "<wsse:SecurityTokenReference>"
+		    "<ds:X509Data><ds:X509IssuerSerial><ds:X509IssuerName>"
+		    "CN=test-ca</ds:X509IssuerName><ds:X509SerialNumber>%s"
+		    "</ds:X509SerialNumber></ds:X509IssuerSerial></ds:X509Data>"
+		    "</wsse:SecurityTokenReference>", dec);
+		inbound("by SKI", by_ski, fx.trust[which[i]], algs, NULL);
+		inbound("by IssuerSerial", with_str(a, text, by_is),
+		    fx.trust[which[i]], algs, NULL);
+		inbound("by another serial", with_str(a, text, replace(a,
+		    by_is, dec, "12345")), fx.trust[which[i]], algs,
+		    "EBMS:0101");
+		OPENSSL_free(dec);
+		BN_free(bn);
+	}
 	arena_free(a);
 }
 
@@ -791,6 +871,7 @@ main(void)
 		cmocka_unit_test(test_method_key_mismatch),
 		cmocka_unit_test(test_curve_allowlist),
 		cmocka_unit_test(test_inbound_profiles),
+		cmocka_unit_test(test_inbound_key_references),
 		cmocka_unit_test(test_inbound_attachment_tampered),
 	};
 
