@@ -566,6 +566,27 @@ ed25519_s_plus_l(struct arena *a, const char *text)
 	return with_sigvalue(a, text, raw, len);
 }
 
+/* Does xmlsec alone (wss_dsig_ctx_new(1), no precheck) find text's
+ * signature valid with the key of c? */
+static int
+xmlsec_verifies(struct arena *a, const char *text, const struct wss_cert *c)
+{
+	xmlDocPtr doc = parse(a, text, strlen(text));
+	xmlSecDSigCtxPtr ctx = wss_dsig_ctx_new(1);
+	struct err err;
+	int ok;
+
+	err_clear(&err);
+	assert_int_equal(wss_ids_index(doc, &err), 0);
+	assert_non_null(ctx);
+	ctx->signKey = wss_cert_xmlsec(c);
+	ok = xmlSecDSigCtxVerify(ctx, xmlSecFindNode(xmlDocGetRootElement(doc),
+	    xmlSecNodeSignature, xmlSecDSigNs)) == 0 &&
+	    ctx->status == xmlSecDSigStatusSucceeded;
+	xmlSecDSigCtxDestroy(ctx);
+	return ok;
+}
+
 /* RFC 8032 5.1.7: S must be < L.  S + L satisfies the group equation
  * all the same ([S]B = [S + L]B), so only that check refuses it — in
  * wss_verify_envelope and in our xmlsec transform alone. */
@@ -575,24 +596,14 @@ test_ed25519_noncanonical_s(void **state)
 	struct arena *a = arena_new(0);
 	char *text = signed_text(a, I_ED25519);
 	char *bad = ed25519_s_plus_l(a, text);
-	xmlSecDSigCtxPtr ctx;
-	xmlDocPtr doc;
 	struct err err;
 
 	(void)state;
 	assert_refused(verify(a, bad, fx.cert[I_ED25519], &err), &err,
 	    "does not verify");
 	/* the transform alone, without wss_sigvalue_check */
-	doc = parse(a, bad, strlen(bad));
-	err_clear(&err);
-	assert_int_equal(wss_ids_index(doc, &err), 0);
-	ctx = wss_dsig_ctx_new(1);
-	assert_non_null(ctx);
-	ctx->signKey = wss_cert_xmlsec(fx.cert[I_ED25519]);
-	assert_int_equal(xmlSecDSigCtxVerify(ctx, xmlSecFindNode(
-	    xmlDocGetRootElement(doc), xmlSecNodeSignature, xmlSecDSigNs)), 0);
-	assert_int_not_equal(ctx->status, xmlSecDSigStatusSucceeded);
-	xmlSecDSigCtxDestroy(ctx);
+	assert_true(xmlsec_verifies(a, text, fx.cert[I_ED25519]));
+	assert_false(xmlsec_verifies(a, bad, fx.cert[I_ED25519]));
 	arena_free(a);
 }
 
@@ -622,6 +633,13 @@ test_method_key_mismatch(void **state)
 	/* an Ed25519 signature presented to the RSA certificate */
 	assert_refused(verify(a, ed, fx.cert[I_RSA], &err), &err,
 	    "does not fit");
+	/* xmlsec alone (without wss_sigvalue_check) finds no key either:
+	 * our transforms ask for their own key data klass */
+	assert_false(xmlsec_verifies(a, replace(a, ed, MORE21 "eddsa-ed25519",
+	    MORE "rsa-sha256"), fx.cert[I_ED25519]));
+	assert_false(xmlsec_verifies(a, replace(a, rsa, MORE "rsa-sha256",
+	    MORE21 "eddsa-ed25519"), fx.cert[I_RSA]));
+	assert_true(xmlsec_verifies(a, ed, fx.cert[I_ED25519]));
 	arena_free(a);
 }
 
@@ -821,6 +839,55 @@ test_inbound_key_references(void **state)
 	arena_free(a);
 }
 
+/* WS-Security X.509 Token Profile 1.1 3.1: an X509PKIPathv1 token, the
+ * DER SEQUENCE OF Certificate from the CA to the leaf, base64 (arena). */
+static char *
+pkipath_b64(struct arena *a, X509 *ca, X509 *leaf)
+{
+	unsigned char *d1 = NULL, *d2 = NULL, *seq;
+	int n1 = i2d_X509(ca, &d1), n2 = i2d_X509(leaf, &d2);
+	size_t n = (size_t)n1 + (size_t)n2;
+	char *b64;
+
+	assert_true(n1 > 0 && n2 > 0 && n < 65536);
+	seq = arena_alloc(a, n + 4);
+	assert_non_null(seq);
+	seq[0] = 0x30;
+	seq[1] = 0x82;
+	seq[2] = (unsigned char)(n >> 8);
+	seq[3] = (unsigned char)n;
+	memcpy(seq + 4, d1, (size_t)n1);
+	memcpy(seq + 4 + n1, d2, (size_t)n2);
+	b64 = codec_base64(a, seq, n + 4);
+	OPENSSL_free(d1);
+	OPENSSL_free(d2);
+	return b64;
+}
+
+/* An Ed25519 signer whose token is an X509PKIPathv1 (the 2.0 texts allow
+ * it beside X509v3) verifies; the leaf is the last certificate. */
+static void
+test_inbound_pkipath(void **state)
+{
+	struct arena *a = arena_new(0);
+	char *text = signed_user_message(a, I_ED25519), p[128];
+	struct err err;
+	X509 *ca = NULL;
+
+	(void)state;
+	err_clear(&err);
+	assert_int_equal(wss_read_cert(path(p, sizeof(p), "ca.crt"), &ca,
+	    &err), 0);
+	text = replace(a, text, wss_key_cert_b64(fx.key[I_ED25519]),
+	    pkipath_b64(a, ca, wss_key_x509(fx.key[I_ED25519])));
+	text = replace(a, text, "#X509v3\"", "#X509PKIPathv1\"");
+	text = replace(a, text, "#X509v3\"", "#X509PKIPathv1\"");
+	inbound("ed25519 in a PKIPath", text, fx.trust[I_ED25519],
+	    WSS_ALGS_EDELIVERY_2_0, NULL);
+	X509_free(ca);
+	arena_free(a);
+}
+
 /* An attachment changed after signing fails the Ed25519 and the
  * brainpool signature (the digest over the SwA transform). */
 static void
@@ -872,6 +939,7 @@ main(void)
 		cmocka_unit_test(test_curve_allowlist),
 		cmocka_unit_test(test_inbound_profiles),
 		cmocka_unit_test(test_inbound_key_references),
+		cmocka_unit_test(test_inbound_pkipath),
 		cmocka_unit_test(test_inbound_attachment_tampered),
 	};
 
