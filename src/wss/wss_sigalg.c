@@ -31,17 +31,17 @@
  * signatures use with it (RFC 5656 6.2.1's size rule). */
 struct wss_sigalg_curve {
 	int nid;
-	size_t half;
 	int md_bits;
+	size_t half;
 };
 
 static const struct wss_sigalg_curve wss_sigalg_curves[] = {
-	{ NID_X9_62_prime256v1, 32, 256 },
-	{ NID_secp384r1, 48, 384 },
-	{ NID_secp521r1, 66, 512 },
-	{ NID_brainpoolP256r1, 32, 256 },
-	{ NID_brainpoolP384r1, 48, 384 },
-	{ NID_brainpoolP512r1, 64, 512 },
+	{ NID_X9_62_prime256v1, 256, 32 },
+	{ NID_secp384r1, 384, 48 },
+	{ NID_secp521r1, 512, 66 },
+	{ NID_brainpoolP256r1, 256, 32 },
+	{ NID_brainpoolP384r1, 384, 48 },
+	{ NID_brainpoolP512r1, 512, 64 },
 };
 
 #define WSS_SIGALG_N_CURVES \

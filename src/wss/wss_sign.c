@@ -261,6 +261,14 @@ out:
 	return rc;
 }
 
+/* What one signature covers: elements by wsu:Id, attachments by cid:. */
+struct wss_sign_refs {
+	xmlNodePtr const *nodes;
+	size_t n_nodes;
+	const struct wss_part *parts;
+	size_t n_parts;
+};
+
 /*
  * The ds:Signature template inside sec: exclusive c14n, the key's method
  * (wss_sign_method_id: rsa-sha256 for RSA, eddsa-ed25519, ecdsa-sha*),
@@ -269,8 +277,7 @@ out:
  */
 static xmlNodePtr
 wss_sign_template(xmlNodePtr sec, xmlSecTransformId method,
-    xmlNodePtr const *nodes, size_t n, const struct wss_part *parts,
-    size_t n_parts, const char *bst_uri)
+    const struct wss_sign_refs *r, const char *bst_uri)
 {
 	xmlNodePtr sig, ref;
 	xmlChar *uri;
@@ -284,8 +291,8 @@ wss_sign_template(xmlNodePtr sec, xmlSecTransformId method,
 		xmlFreeNode(sig);
 		return NULL;
 	}
-	for (i = 0; i < n; i++) {
-		uri = wss_sign_uri(nodes[i], "id");
+	for (i = 0; i < r->n_nodes; i++) {
+		uri = wss_sign_uri(r->nodes[i], "id");
 		ref = uri != NULL ? xmlSecTmplSignatureAddReference(sig,
 		    xmlSecTransformSha256Id, NULL, uri, NULL) : NULL;
 		xmlFree(uri);
@@ -293,7 +300,7 @@ wss_sign_template(xmlNodePtr sec, xmlSecTransformId method,
 		    xmlSecTransformExclC14NId) == NULL)
 			return NULL;
 	}
-	if (wss_sign_part_refs(sig, parts, n_parts) < 0 ||
+	if (wss_sign_part_refs(sig, r->parts, r->n_parts) < 0 ||
 	    wss_sign_keyinfo(sig, sec->ns, bst_uri) < 0)
 		return NULL;
 	wss_sign_strip_blanks(sig);
@@ -398,6 +405,7 @@ wss_sign_do(xmlDocPtr doc, const struct wss_key *key,
 {
 	xmlNodePtr env, header = NULL, sec = NULL, sig;
 	xmlSecTransformId method = wss_sign_method_id(key);
+	const struct wss_sign_refs refs = { nodes, n_nodes, parts, n_parts };
 	const char *soap = NULL;
 	char bst_uri[64];
 	struct err ierr;
@@ -417,8 +425,8 @@ wss_sign_do(xmlDocPtr doc, const struct wss_key *key,
 		goto out;
 	}
 	sec = wss_sign_security(header, soap, key, bst_uri, sizeof(bst_uri));
-	sig = sec != NULL ? wss_sign_template(sec, method, nodes, n_nodes,
-	    parts, n_parts, bst_uri) : NULL;
+	sig = sec != NULL ? wss_sign_template(sec, method, &refs, bst_uri) :
+	    NULL;
 	if (sig == NULL || wss_ids_index(doc, &ierr) < 0 ||
 	    wss_sign_run(sig, key, parts, n_parts) < 0) {
 		err_set(err, ERR_INTERNAL, NULL, "could not sign envelope");
