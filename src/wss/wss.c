@@ -217,6 +217,13 @@ wss_read_pkey(const char *path, EVP_PKEY **ret, struct err *err)
 		    "Ed25519 or X25519 key", path);
 		goto out;
 	}
+	if (EVP_PKEY_get_base_id(pkey) == EVP_PKEY_EC &&
+	    !wss_sigalg_key_ok(pkey)) {
+		err_set(err, ERR_CONF, NULL, "key \"%s\" is not on a named "
+		    "curve we sign with (P-256, P-384, P-521, "
+		    "brainpoolP256r1/384r1/512r1)", path);
+		goto out;
+	}
 	*ret = pkey;
 	pkey = NULL;
 	rc = 0;

@@ -665,6 +665,13 @@ test_curve_allowlist(void **state)
 	assert_int_equal(wss_key_load(path(p1, sizeof(p1), "k1.crt"),
 	    path(p2, sizeof(p2), "k1.key"), &k, &err), -1);
 	assert_null(k);
+	assert_int_equal(err.kind, ERR_CONF);
+	assert_non_null(strstr(err.msg, "not on a named curve"));
+	err_clear(&err);
+	assert_int_equal(wss_key_load(path(p1, sizeof(p1), "explicit.crt"),
+	    path(p2, sizeof(p2), "explicit.key"), &k, &err), -1);
+	assert_null(k);
+	assert_int_equal(err.kind, ERR_CONF);
 }
 
 /* ---- wss_inbound ------------------------------------------------------- */
