@@ -487,6 +487,79 @@ test_round_trips(void **state)
 	arena_free(a);
 }
 
+/* text with the content of every <tag>...</tag> emptied (arena). */
+static char *
+blank(struct arena *a, const char *text, const char *tag)
+{
+	char *open = arena_sprintf(a, "<%s>", tag), *out = arena_strdup(a, "");
+	const char *p = text, *b, *e;
+
+	while ((b = strstr(p, open)) != NULL) {
+		b += strlen(open);
+		e = strstr(b, "</");
+		assert_non_null(e);
+		out = arena_sprintf(a, "%s%.*s", out, (int)(b - p), p);
+		p = e;
+	}
+	return arena_sprintf(a, "%s%s", out, p);
+}
+
+/* The signature of text made again by xmlsec with method uri instead of
+ * the one our signing chose for identity i (arena). */
+static char *
+resign(struct arena *a, const char *text, enum id i, const char *uri)
+{
+	char *t = replace(a, text, ids[i].method, uri);
+	xmlDocPtr doc;
+	xmlSecDSigCtxPtr ctx = wss_dsig_ctx_new(1);
+	struct err err;
+
+	t = blank(a, blank(a, t, "ds:DigestValue"), "ds:SignatureValue");
+	doc = parse(a, t, strlen(t));
+	err_clear(&err);
+	assert_int_equal(wss_ids_index(doc, &err), 0);
+	assert_non_null(ctx);
+	ctx->signKey = wss_key_xmlsec(fx.key[i]);
+	if (xmlSecDSigCtxSign(ctx, xmlSecFindNode(xmlDocGetRootElement(doc),
+	    xmlSecNodeSignature, xmlSecDSigNs)) != 0)
+		fail_msg("%s: xmlsec cannot sign with %s", ids[i].name, uri);
+	xmlSecDSigCtxDestroy(ctx);
+	return dump(a, doc);
+}
+
+/* xmlsec's ecdsa-sha256/384/512 on every curve we allow, whatever the
+ * digest size: signed by xmlsec, verified by wss_verify_envelope (r || s
+ * each of the order's size, also for P-521's 66 octets). */
+static void
+test_ecdsa_digests_on_curves(void **state)
+{
+	static const char *const m[] = { MORE "ecdsa-sha256",
+		MORE "ecdsa-sha384", MORE "ecdsa-sha512" };
+	static const enum id ec[] = { I_P256, I_P384, I_P521, I_BP256 };
+	static const size_t half[] = { 32, 48, 66, 32 };
+	struct arena *a = arena_new(0);
+	struct err err;
+	size_t len;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ec) / sizeof(ec[0]); i++) {
+		char *text = signed_text(a, ec[i]);
+
+		for (size_t j = 0; j < 3; j++) {
+			char *t = strcmp(m[j], ids[ec[i]].method) == 0 ? text :
+			    resign(a, text, ec[i], m[j]);
+
+			assert_non_null(strstr(t, m[j]));
+			(void)sigvalue(a, t, &len);
+			assert_int_equal(len, 2 * half[i]);
+			if (verify(a, t, fx.cert[ec[i]], &err) != 0)
+				fail_msg("%s with %s: %s (%s)", ids[ec[i]].name,
+				    m[j], err.msg, err.detail);
+		}
+	}
+	arena_free(a);
+}
+
 /* A flipped bit in any SignatureValue is refused. */
 static void
 test_flipped_bit(void **state)
@@ -939,6 +1012,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_xmlsec_vectors),
 		cmocka_unit_test(test_round_trips),
+		cmocka_unit_test(test_ecdsa_digests_on_curves),
 		cmocka_unit_test(test_flipped_bit),
 		cmocka_unit_test(test_ecdsa_der_refused),
 		cmocka_unit_test(test_ed25519_noncanonical_s),
