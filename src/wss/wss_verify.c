@@ -5,11 +5,11 @@
  * The key comes only from the certificate the caller trusts, never from the
  * message (KeyInfo is ignored): RSA, ECDSA or Ed25519 (eDelivery AS4 2.0
  * Receipts), the SignatureValue checked over SignedInfo first by
- * wss_sigvalue_check() (the method fits the key; ECDSA raw r || s only).  Duplicate Id values are refused before
- * xmlsec runs, and after a valid signature the references are resolved by us
- * to elements and compared by node identity with eb:Messaging and the SOAP
- * Body of this envelope (XML signature wrapping defence; DESIGN.md "Security
- * rules").  Every failure is EBMS:0101 FailedAuthentication (ebMS3 Core
+ * wss_sigvalue_check() (the method fits the key; ECDSA raw r || s only).
+ * Duplicate Id values are refused before xmlsec runs, and after a valid
+ * signature the references are resolved by us to elements and compared by
+ * node identity with eb:Messaging and the SOAP Body of this envelope (XML
+ * signature wrapping defence; DESIGN.md "Security rules").  Every failure is EBMS:0101 FailedAuthentication (ebMS3 Core
  * 6.7.2); the reason goes to err.detail only.
  */
 #include "wss.h"
