@@ -2,7 +2,8 @@
  * cli_push — `as4gw push`: a sender for tests, demos and partner onboarding.
  * Builds an ebMS3 UserMessage (SOAP 1.2, payloads as MIME attachments),
  * optionally compressed, signed and encrypted as eDelivery AS4 1.15 sends
- * it (gzip; rsa-sha256 over eb:Messaging, the Body and every attachment;
+ * it (gzip; rsa-sha256 — or the method of an Ed25519 or EC key, as 2.0
+ * signs — over eb:Messaging, the Body and every attachment;
  * aes128-gcm with xenc11 rsa-oaep), POSTs it, prints the answer and checks
  * that a Receipt came back for the message that was sent (with
  * --gateway-cert, that it is signed; for a signed message, that its NRR
@@ -341,12 +342,13 @@ cli_push_load_security(struct arena *a, struct cli_push_opts *o,
 	if (o->sign) {
 		if (wss_key_load(o->sign_cert, o->sign_key, &o->key, err) == -1)
 			return -1;
-		/* push signs with rsa-sha256 (sender_sign_message) */
-		if (strcmp(wss_key_type(o->key), "RSA") != 0) {
+		/* push signs with the key's method (sender_sign_message:
+		 * rsa-sha256, eddsa-ed25519 or ecdsa-sha*); X25519 cannot */
+		if (wss_sign_method_uri(o->key) == NULL) {
 			wss_key_free(o->key);
 			o->key = NULL;
 			return err_set(err, ERR_CONF, NULL, "signing key \"%s\" "
-			    "is not RSA", o->sign_key);
+			    "cannot sign (RSA, EC or Ed25519)", o->sign_key);
 		}
 		if (arena_cleanup(a, cli_push_key_cleanup, o->key) == -1) {
 			o->key = NULL; /* already freed by arena_cleanup */

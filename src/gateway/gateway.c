@@ -94,17 +94,18 @@ gateway_trust(const struct pmode_leg *leg, struct trust **ret,
 	return trust_new(&f, ret, err);
 }
 
-/* Receipts and errors are signed with rsa-sha256 (eDelivery AS4 1.x):
- * the signing pair must be RSA, though wss_key_load() also loads the EC,
- * Ed25519 and X25519 pairs key agreement uses (issue 13). */
+/* Receipts and errors are signed with the method of the signing pair
+ * (wss_sign_method_uri: rsa-sha256 for RSA, eddsa-ed25519, ecdsa-sha*;
+ * issue 13): it must be a pair that signs, not an X25519 one (which
+ * wss_key_load() loads for key agreement). */
 static int
 gateway_sign_key_check(const struct wss_key *k, const char *path,
     struct err *err)
 {
-	if (strcmp(wss_key_type(k), "RSA") == 0)
+	if (wss_sign_method_uri(k) != NULL)
 		return 0;
-	return err_set(err, ERR_CONF, NULL, "signing key \"%s\" is %s, not "
-	    "RSA (receipts are signed with rsa-sha256)", path, wss_key_type(k));
+	return err_set(err, ERR_CONF, NULL, "signing key \"%s\" is %s, "
+	    "which cannot sign (RSA, EC or Ed25519)", path, wss_key_type(k));
 }
 
 /* Load decryption pairs (conf's words -> wss's) into *ret. */

@@ -35,6 +35,15 @@ void wss_key_free(struct wss_key *k);
 /* The key type of a loaded pair: "RSA", "EC", "Ed25519" or "X25519". */
 const char *wss_key_type(const struct wss_key *k);
 
+/*
+ * The SignatureMethod URI our signatures (wss_sign_*) use with the pair k
+ * (wss_sigalg.c): rsa-sha256 for RSA, eddsa-ed25519 for Ed25519,
+ * ecdsa-sha256 / -sha384 / -sha512 by the EC key's curve (256-bit,
+ * 384-bit, P-521 and brainpoolP512r1).  Static; NULL for a pair that
+ * cannot sign (X25519).  For pmode-check and the log.
+ */
+const char *wss_sign_method_uri(const struct wss_key *k);
+
 /* A certificate alone (for verification); PEM file. */
 struct wss_cert;
 int wss_cert_load(const char *path, struct wss_cert **ret, struct err *err);

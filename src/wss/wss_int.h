@@ -68,15 +68,10 @@ int wss_sigalg_key_ok(const EVP_PKEY *pkey);
  * other key. */
 size_t wss_sigalg_ec_half(const EVP_PKEY *pkey);
 
-/*
- * The SignatureMethod our signatures use with the pair k (wss_sign.c):
- * RSA rsa-sha256; Ed25519 eddsa-ed25519; EC ecdsa-sha256 on 256-bit
- * curves, ecdsa-sha384 on P-384 and brainpoolP384r1, ecdsa-sha512 on P-521
- * and brainpoolP512r1.  As xmlsec klass / URI (static); NULL for a pair
- * that cannot sign (X25519).  pmode-check and the log show the URI.
- */
+/* The SignatureMethod klass our signatures use with the pair k, the one
+ * whose URI wss_sign_method_uri() (wss.h) names; NULL for a pair that
+ * cannot sign (X25519). */
 xmlSecTransformId wss_sign_method_id(const struct wss_key *k);
-const char *wss_sign_method_uri(const struct wss_key *k);
 
 /* ---- wss_certid.c: naming certificates in log lines ---- */
 
