@@ -6,11 +6,16 @@ ecdsa-sha256 / ecdsa-sha512 (the method follows the key); a leg whose
 Receipt; a 1.x leg refuses Ed25519, a 2.0 leg refuses RSA (no downgrade),
 both with EBMS:0103 and nothing stored.  A gateway whose signing pair is
 Ed25519 signs its Receipts with eddsa-ed25519, and push verifies them with
---gateway-cert (wss_verify_envelope).  The signature checks themselves are
-covered by tests/unit/test_wss_eddsa.c (xmlsec's vectors, DER ECDSA,
-non-canonical S, curves)."""
+--gateway-cert (wss_verify_envelope).  An Ed25519 signature with a
+non-canonical S and ECDSA values in DER are EBMS:0101 with nothing stored.
+The rest of the signature checks is in tests/unit/test_wss_eddsa.c
+(xmlsec's vectors, methods that do not fit the key, curves)."""
+import base64
+import re
+
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 import as4msg
 import tamper
@@ -78,15 +83,39 @@ def push(gw, payload, mid, action, cert, key, *extra):
                      '--sign', '--sign-cert', str(cert), '--sign-key', str(key), *extra)
 
 
-def built(tmp_path, payload, mid, action, cert, key):
-    """The body of the signed message push builds (--write-requests)."""
+def built_raw(tmp_path, payload, mid, action, cert, key):
+    """(content type, body) of the signed message push builds but does not
+    send (--write-requests)."""
     out = tmp_path / f'{mid}.req'
     p = run_as4gw('push', '--write-requests', out, '--from', 'urn:as4gw:dev:sender',
                   '--to', 'urn:as4gw:dev:gateway', '--service', 'urn:as4gw:dev:service',
                   '--action', EB + action, '--message-id', mid, '--payload', str(payload),
                   '--sign', '--sign-cert', str(cert), '--sign-key', str(key))
     assert p.returncode == 0, p.stderr
-    return open(out, 'rb').read().decode('latin-1')
+    ct, n, rest = open(out, 'rb').read().split(b'\n', 2)
+    return ct.decode(), rest[:int(n)]
+
+
+def built(tmp_path, payload, mid, action, cert, key):
+    """The body of the signed message push builds, as text."""
+    return built_raw(tmp_path, payload, mid, action, cert, key)[1].decode('latin-1')
+
+
+# RFC 8032 5.1: the order of the Ed25519 base point
+ED25519_L = 2**252 + 27742317777372353535851937790883648493
+
+
+def s_plus_l(sig):
+    """An Ed25519 signature with L added to S: [S]B = [S + L]B, so only the
+    RFC 8032 5.1.7 check S < L refuses it."""
+    s = int.from_bytes(sig[32:], 'little') + ED25519_L
+    return sig[:32] + s.to_bytes(32, 'little')
+
+
+def as_der(sig):
+    """An XML-DSig ECDSA value (r || s) as the DER SEQUENCE Java yields."""
+    h = len(sig) // 2
+    return encode_dss_signature(int.from_bytes(sig[:h], 'big'), int.from_bytes(sig[h:], 'big'))
 
 
 @pytest.mark.parametrize('action,name,method', [
@@ -153,3 +182,26 @@ def test_receipt_signed_with_ed25519_and_verified_by_push(gateway_factory, keys,
              '--gateway-cert', keys / 'bp256.crt')
     assert p.returncode != 0, p.stdout
     assert gw.store.counts(mid2) == (1, 1, 1)
+
+
+@pytest.mark.parametrize('action,name,change', [
+    ('Ed20', 'ed25519', s_plus_l),
+    ('Bp20', 'bp256', as_der),
+    ('P521', 'p521', as_der)], ids=['ed25519-s-plus-l', 'bp256-der', 'p521-der'])
+def test_malformed_signature_value_is_refused(gateway_factory, keys, payload, tmp_path,
+                                              action, name, change):
+    """A non-canonical Ed25519 S, an ECDSA value in DER: EBMS:0101, nothing
+    stored; the same message untouched is stored."""
+    gw = gateway_factory(legs=legs(keys)).start()
+    mid = new_id()
+    ct, body = built_raw(tmp_path, payload, mid, action, keys / f'{name}.crt',
+                         keys / f'{name}.key')
+    m = re.search(rb'SignatureValue>([^<]+)<', body)
+    bad = base64.b64encode(change(base64.b64decode(m.group(1))))
+    before = gw.store.totals()
+    ans = gw.post(ct, body[:m.start(1)] + bad + body[m.end(1):])
+    assert ans.error_code == 'EBMS:0101', ans
+    assert gw.store.counts(mid) == (0, 0, 0)
+    assert gw.store.totals() == before
+    assert gw.post(ct, body).is_receipt
+    assert gw.store.counts(mid) == (1, 1, 1)
