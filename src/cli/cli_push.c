@@ -378,7 +378,8 @@ cli_push_load(struct arena *a, struct cli_push_opts *o,
 {
 	*ret_cert = NULL;
 	if (cli_push_load_payloads(a, o, err) == -1 ||
-	    cli_push_load_security(a, o, err) == -1)
+	    cli_push_load_security(a, o, err) == -1 ||
+	    cli_push_profile_apply(o, err) == -1)
 		return -1;
 	if (o->gateway_cert == NULL)
 		return 0;

@@ -49,6 +49,10 @@ struct cli_push_opts {
 	size_t n_props;
 	const char *gateway_cert, *save_request, *write_requests;
 	const char *sign_cert, *sign_key, *recipient_cert;
+	/* --profile: NULL (any key), or "edelivery-1.x", "edelivery-2.0",
+	 * "edelivery-2.0-ec", "bdew" — the key types it needs and its key
+	 * derivation (cli_push_profile_apply) */
+	const char *profile;
 	struct wss_key *key;             /* --sign: loaded by cli_push_load */
 	struct sender_recipient *recipient; /* --encrypt: likewise */
 	long count;
@@ -62,6 +66,13 @@ struct cli_push_msg {
 	struct buf body;
 	xmlDocPtr sent; /* the signed envelope (arena), for the NRR check */
 };
+
+/* cli_push_profile.c: is name a --profile (1 / 0)?  Do o's loaded
+ * signing key and recipient certificate have the key types o->profile
+ * needs — and set the recipient's key derivation: 0, or -1 ERR_CONF naming
+ * the key that does not fit. */
+int cli_push_profile_known(const char *name);
+int cli_push_profile_apply(const struct cli_push_opts *o, struct err *err);
 
 /* cli_push.c: arena cleanup wrapper: buf_free() takes a typed pointer. */
 void cli_push_buf_cleanup(void *p);

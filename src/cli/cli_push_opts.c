@@ -57,7 +57,17 @@ cli_push_usage(FILE *f)
 	    "signed\n"
 	    "  --encrypt --recipient-cert FILE   encrypt every payload for "
 	    "this PEM certificate\n"
-	    "                           (aes128-gcm, rsa-oaep; after signing)\n"
+	    "                           (aes128-gcm after signing; an RSA "
+	    "certificate: rsa-oaep,\n"
+	    "                           X25519: x25519 + hkdf + kw-aes128, "
+	    "EC: ECDH-ES + hkdf)\n"
+	    "  --profile NAME           edelivery-1.x (RSA keys), "
+	    "edelivery-2.0 (Ed25519 signing\n"
+	    "                           key, X25519 recipient), "
+	    "edelivery-2.0-ec (EC keys), bdew\n"
+	    "                           (EC keys, ECDH-ES with ConcatKDF): "
+	    "keys of other types\n"
+	    "                           are refused before anything is sent\n"
 	    "  --cacert FILE | --insecure   TLS trust for https\n"
 	    "  --timeout S, --connect-timeout S   (default %d, %d)\n"
 	    "  --save-request FILE      write the HTTP body to FILE, its "
@@ -221,6 +231,7 @@ enum {
 	CLI_PUSH_OPT_ENCRYPT,
 	CLI_PUSH_OPT_RECIPIENT,
 	CLI_PUSH_OPT_COMPRESS,
+	CLI_PUSH_OPT_PROFILE,
 	CLI_PUSH_OPT_HELP,
 };
 
@@ -253,6 +264,7 @@ static const struct option cli_push_longopts[] = {
     {"encrypt", no_argument, NULL, CLI_PUSH_OPT_ENCRYPT},
     {"recipient-cert", required_argument, NULL, CLI_PUSH_OPT_RECIPIENT},
     {"compress", no_argument, NULL, CLI_PUSH_OPT_COMPRESS},
+    {"profile", required_argument, NULL, CLI_PUSH_OPT_PROFILE},
     {"help", no_argument, NULL, CLI_PUSH_OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -311,6 +323,10 @@ cli_push_option(struct arena *a, struct cli_push_opts *o, int opt,
 	case CLI_PUSH_OPT_ENCRYPT: o->encrypt = 1; break;
 	case CLI_PUSH_OPT_RECIPIENT: o->recipient_cert = arg; break;
 	case CLI_PUSH_OPT_COMPRESS: o->compress = 1; break;
+	case CLI_PUSH_OPT_PROFILE:
+		o->profile = arg;
+		rc = cli_push_profile_known(arg) ? 0 : -1;
+		break;
 	default: rc = -1; break;
 	}
 	if (rc == -1 && arg != NULL)

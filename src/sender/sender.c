@@ -16,6 +16,7 @@
 /* A certificate whose public key attachments are encrypted for. */
 struct sender_recipient {
 	X509 *cert;
+	struct sender_agree_opts agree;  /* zero: the 2.0 defaults */
 };
 
 /* Sign eb:Messaging, the Body and every attachment; see sender.h. */
@@ -76,4 +77,18 @@ X509 *
 sender_recipient_cert(const struct sender_recipient *r)
 {
 	return r->cert;
+}
+
+/* How a key agreement for r derives its key; see sender.h. */
+void
+sender_recipient_set_agree(struct sender_recipient *r,
+    const struct sender_agree_opts *o)
+{
+	r->agree = *o;
+}
+
+const struct sender_agree_opts *
+sender_recipient_agree(const struct sender_recipient *r)
+{
+	return &r->agree;
 }

@@ -91,6 +91,14 @@ int sender_agree_ek(struct arena *a, xmlNodePtr ek, X509 *recipient,
     const struct sender_agree_opts *o, const unsigned char *cek,
     size_t cek_len);
 
+/* How sender_encrypt_message() agrees on a key for r (an X25519 or EC
+ * recipient; `as4gw push --profile`): *o copied; the default is zero (the
+ * 2.0 defaults).  The options r holds. */
+void sender_recipient_set_agree(struct sender_recipient *r,
+    const struct sender_agree_opts *o);
+const struct sender_agree_opts *sender_recipient_agree(
+    const struct sender_recipient *r);
+
 /* sender_encrypt.c helpers shared with sender_agree.c: a new element
  * {href}name appended to parent (the namespace in scope, else declared
  * with prefix); an unqualified attribute (1 ok, 0 failure); an element

@@ -47,6 +47,7 @@ struct sender_encrypt {
 	struct arena *a;
 	xmlDocPtr doc;
 	X509 *recipient;
+	const struct sender_agree_opts *agree; /* NULL: the 2.0 defaults */
 	unsigned char key[SENDER_ENC_KEY_LEN];
 	char ek_id[48];
 	xmlNodePtr ek, reflist;
@@ -198,7 +199,7 @@ sender_encrypt_ek(struct sender_encrypt *e)
 	/* an X25519 or EC certificate: key agreement (eDelivery AS4 2.0) */
 	if (EVP_PKEY_get_base_id(X509_get0_pubkey(e->recipient)) !=
 	    EVP_PKEY_RSA) {
-		if (sender_agree_ek(e->a, e->ek, e->recipient, NULL, e->key,
+		if (sender_agree_ek(e->a, e->ek, e->recipient, e->agree, e->key,
 		    sizeof(e->key)) < 0)
 			return -1;
 		e->reflist = sender_encrypt_el(doc, e->ek, NS_XENC, "xenc",
@@ -325,29 +326,21 @@ sender_encrypt_insert(xmlNodePtr security, xmlNodePtr ek, xmlNodePtr *eds,
 	return 0;
 }
 
-/*
- * Encrypt every part for recipient (see sender.h): a random AES-128 key; xenc:EncryptedKey
- * with xenc11 rsa-oaep + sha256 DigestMethod + mgf1sha256, ds:KeyInfo a
- * wsse:SecurityTokenReference with the recipient's X509SubjectKeyIdentifier,
- * and a ReferenceList; one xenc:EncryptedData per part (aes128-gcm,
- * Attachment-Content-Only, MimeType = the part's Content-Type,
- * CipherReference cid: with the Attachment-Ciphertext-Transform), all
- * inserted first into security.  Each part's data becomes IV || ciphertext
- * || tag (arena) and its content_type application/octet-stream.  On
- * failure neither doc nor parts have changed.
- */
-int
-sender_encrypt_parts(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
-    struct wss_part *parts, size_t n, X509 *recipient, struct err *err)
+/* The work of sender_encrypt_parts() with *ep set up (recipient,
+ * agreement options); see there. */
+static int
+sender_encrypt_run(struct sender_encrypt *ep, xmlNodePtr security,
+    struct wss_part *parts, size_t n, struct err *err)
 {
-	struct sender_encrypt e = { .a = a, .doc = doc, .recipient = recipient };
+	struct sender_encrypt e = *ep;
+	struct arena *a = e.a;
 	xmlNodePtr *eds = NULL;
 	unsigned char **ct = NULL;
 	size_t *ct_len = NULL, i, built = 0;
 	int rc = -1;
 
 	if (n == 0 || n > SENDER_ENC_MAX_PARTS || security == NULL ||
-	    recipient == NULL || (eds = arena_calloc(a, n, sizeof(*eds))) ==
+	    e.recipient == NULL || (eds = arena_calloc(a, n, sizeof(*eds))) ==
 	    NULL || (ct = arena_calloc(a, n, sizeof(*ct))) == NULL ||
 	    (ct_len = arena_calloc(a, n, sizeof(*ct_len))) == NULL ||
 	    RAND_bytes(e.key, sizeof(e.key)) != 1 || sender_encrypt_ek(&e) < 0)
@@ -384,6 +377,26 @@ out:
 }
 
 /*
+ * Encrypt every part for recipient (see sender.h): a random AES-128 key; xenc:EncryptedKey
+ * with xenc11 rsa-oaep + sha256 DigestMethod + mgf1sha256, ds:KeyInfo a
+ * wsse:SecurityTokenReference with the recipient's X509SubjectKeyIdentifier,
+ * and a ReferenceList; one xenc:EncryptedData per part (aes128-gcm,
+ * Attachment-Content-Only, MimeType = the part's Content-Type,
+ * CipherReference cid: with the Attachment-Ciphertext-Transform), all
+ * inserted first into security.  Each part's data becomes IV || ciphertext
+ * || tag (arena) and its content_type application/octet-stream.  On
+ * failure neither doc nor parts have changed.
+ */
+int
+sender_encrypt_parts(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
+    struct wss_part *parts, size_t n, X509 *recipient, struct err *err)
+{
+	struct sender_encrypt e = { .a = a, .doc = doc, .recipient = recipient };
+
+	return sender_encrypt_run(&e, security, parts, n, err);
+}
+
+/*
  * Encrypt every attachment for r (eDelivery AS4 1.15, 1.4.2.7; the work is
  * sender_encrypt_parts); see sender.h.  The EncryptedKey and
  * EncryptedData go first into the existing wsse:Security (after signing:
@@ -394,6 +407,7 @@ sender_encrypt_message(struct arena *a, xmlDocPtr doc,
     const struct sender_recipient *r, struct wss_part *parts, size_t n,
     struct err *err)
 {
+	struct sender_encrypt e = { .a = a, .doc = doc };
 	xmlNodePtr env, header = NULL, sec = NULL, made = NULL;
 	const char *soap = NULL;
 
@@ -409,7 +423,9 @@ sender_encrypt_message(struct arena *a, xmlDocPtr doc,
 		return err_set(err, ERR_INTERNAL, NULL,
 		    "could not encrypt the payloads: no envelope, payloads "
 		    "or recipient");
-	if (sender_encrypt_parts(a, doc, sec, parts, n, sender_recipient_cert(r), err) == -1) {
+	e.recipient = sender_recipient_cert(r);
+	e.agree = sender_recipient_agree(r);
+	if (sender_encrypt_run(&e, sec, parts, n, err) == -1) {
 		wss_sign_drop(made);
 		return -1;
 	}
