@@ -41,6 +41,18 @@ conf_policy_name(enum conf_policy p)
 	return "unknown";
 }
 
+/* The configuration word of a profile (security/@profile). */
+const char *
+conf_profile_name(enum conf_profile p)
+{
+	switch (p) {
+	case CONF_PROFILE_1X: return "edelivery-1.x";
+	case CONF_PROFILE_2_0: return "edelivery-2.0";
+	case CONF_PROFILE_2_0_EC: return "edelivery-2.0-ec";
+	}
+	return "unknown";
+}
+
 /* Record "FILE:LINE: what" (or "FILE: what" when line <= 0) as ERR_CONF;
  * returns -1. */
 int
@@ -494,8 +506,7 @@ conf_free(struct conf *c)
 	free(c->store_dsn);
 	free(c->tls_cert);
 	free(c->tls_key);
-	free(c->sign_cert);
-	free(c->sign_key);
+	conf_keys_signing_free(c->signing, c->n_signing);
 	conf_keys_free(c->decrypt, c->n_decrypt);
 	free(c);
 }

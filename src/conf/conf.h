@@ -79,6 +79,29 @@ struct conf_keypair {
 	int retiring;       /* @retiring="true": log each use, to be dropped */
 };
 
+/*
+ * Most gateway signing pairs: <signing> and up to 7 more in <signingKeys>
+ * (RSA for 1.x legs, Ed25519 for eDelivery AS4 2.0, EC for its EC
+ * profile and BDEW; issue 13).
+ */
+#define CONF_SIGN_MAX 8
+
+/* A gateway signing pair: id, certificate and key (PEM). */
+struct conf_signkey {
+	char *id;           /* <signing id>; "default" for <signing> without */
+	char *cert;
+	char *key;
+};
+
+/* security/@profile of a leg (issue 13): the algorithm set it accepts
+ * when it lists no <algorithms>, and the kind of gateway key that signs
+ * its Receipts and errors. */
+enum conf_profile {
+	CONF_PROFILE_1X = 0,     /* "edelivery-1.x", the default: RSA */
+	CONF_PROFILE_2_0,        /* "edelivery-2.0": Ed25519, X25519 */
+	CONF_PROFILE_2_0_EC,     /* "edelivery-2.0-ec": ECDSA, ECDH-ES */
+};
+
 /* <businessDuplicates> of a leg (issue 12 item 4): what a new MessageId
  * carrying a business document already stored for the party becomes. */
 enum conf_business {
@@ -180,6 +203,14 @@ struct pmode_leg {
 	 * rsa-1_5 and aes-cbc).  The gateway turns it into bits with
 	 * wss_alg_parse(); conf does not depend on wss. */
 	char *algorithms;
+	/* security/@profile (default CONF_PROFILE_1X): the allowlist when
+	 * algorithms is NULL (the gateway asks wss_alg_parse() for the set
+	 * conf_profile_name() names), and the receipt key's kind */
+	enum conf_profile profile;
+	/* <receipt signingKey="ID">: index into conf.signing of the pair
+	 * that signs this leg's Receipts and eb:Errors; -1 (absent): the
+	 * first pair whose key fits the leg's algorithms (gateway.c) */
+	int receipt_key;
 	/* security/@timestamp: CONF_REQUIRED = every message must carry a
 	 * signed wsu:Timestamp (only with signing CONF_REQUIRED); default
 	 * CONF_OPTIONAL (checked when present) */
@@ -258,8 +289,13 @@ struct conf {
 	unsigned threads;        /* default 4 */
 	char *tls_cert;          /* NULL = plain HTTP */
 	char *tls_key;
-	char *sign_cert;         /* gateway's signing certificate (PEM) */
-	char *sign_key;          /* its private key (PEM, unencrypted) */
+	/* <signing> (signing[0], the default: errors before any leg is
+	 * known, 1.x legs) and <signingKeys><signing id> in document
+	 * order; ids unique.  n_signing >= 1. */
+	struct conf_signkey signing[CONF_SIGN_MAX];
+	size_t n_signing;
+	char *sign_cert;         /* signing[0].cert (not owned separately) */
+	char *sign_key;          /* signing[0].key (not owned separately) */
 	/* The default decryption pairs of legs without <decryption>:
 	 * <decryptionKeys>, else (decrypt_signing 1) one copy of the
 	 * signing pair.  Never empty after conf_load(). */
@@ -345,5 +381,8 @@ const char *conf_from_name(struct arena *a, const struct pmode_leg *leg,
 
 /* "required", "optional" or "never". */
 const char *conf_policy_name(enum conf_policy p);
+
+/* "edelivery-1.x", "edelivery-2.0" or "edelivery-2.0-ec". */
+const char *conf_profile_name(enum conf_profile p);
 
 #endif

@@ -362,11 +362,9 @@ conf_gateway(struct conf_ctx *x, const xmlNode *gw)
 	if (n != NULL && conf_pair(x, n, "", &x->c->tls_cert,
 	    &x->c->tls_key) == -1)
 		return -1;
-	n = xml_child(gw, CONF_NS, "signing");
-	if (n == NULL)
-		return conf_fail(x, gw, "gateway: signing missing");
-	if (conf_pair(x, n, "", &x->c->sign_cert, &x->c->sign_key) == -1 ||
-	    conf_keys_gateway(x, gw) == -1 || conf_limits(x, gw) == -1 || conf_replay(x, gw) == -1 ||
+	if (conf_keys_signing(x, gw) == -1 ||
+	    conf_keys_gateway(x, gw) == -1 || conf_limits(x, gw) == -1 ||
+	    conf_replay(x, gw) == -1 ||
 	    conf_proxies(x, gw) == -1 || conf_purge(x, gw) == -1 ||
 	    conf_revocation(x, gw) == -1)
 		return -1;

@@ -145,6 +145,17 @@ int conf_keys_leg(struct conf_ctx *x, const xmlNode *sec,
 /* Free the strings of v[0..n). */
 void conf_keys_free(struct conf_keypair *v, size_t n);
 
+/* <signing> (id "default" unless given) and <signingKeys><signing id>
+ * of <gateway> into x->c->signing; sign_cert / sign_key alias the
+ * first. */
+int conf_keys_signing(struct conf_ctx *x, const xmlNode *gw);
+
+/* The index in x->c->signing of the pair with this id, or -1. */
+int conf_keys_signing_find(const struct conf_ctx *x, const char *id);
+
+/* Free the strings of v[0..n). */
+void conf_keys_signing_free(struct conf_signkey *v, size_t n);
+
 /* Every child `name` of parent: a file name, resolved, into the malloc'd
  * array *ret of *ret_n, queued for the file check; at least one. */
 int conf_leg_files(struct conf_ctx *x, const struct pmode_leg *leg,

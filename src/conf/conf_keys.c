@@ -1,5 +1,8 @@
 /*
- * conf_keys.c — the gateway's decryption pairs: a leg's <decryption>
+ * conf_keys.c — the gateway's key pairs.  Signing: <signing> (the default)
+ * and the named <signingKeys><signing id> pairs a leg's Receipts and
+ * errors may be signed with (issue 13: RSA for 1.x, Ed25519 for eDelivery
+ * AS4 2.0, EC for its EC profile).  Decryption: a leg's <decryption>
  * elements and the gateway-wide default <decryptionKeys> (else the
  * <signing> pair).  Several pairs exist for a key rotation: partners switch
  * to the new encryption certificate at their own pace, and until the last
@@ -107,6 +110,85 @@ conf_keys_leg(struct conf_ctx *x, const xmlNode *sec, struct pmode_leg *leg)
 	leg->decrypt_default = 1;
 	return conf_keys_copy(x, x->c->decrypt, x->c->n_decrypt, leg->decrypt,
 	    &leg->n_decrypt);
+}
+
+/* The index of the signing pair with this id, or -1. */
+int
+conf_keys_signing_find(const struct conf_ctx *x, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < x->c->n_signing; i++)
+		if (strcmp(x->c->signing[i].id, id) == 0)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * One <signing> element n into the next pair of x->c->signing: its
+ * certificate and key, and its id (dflt when the attribute is absent;
+ * NULL: the id is required), not one taken before.
+ */
+static int
+conf_keys_signing_one(struct conf_ctx *x, const xmlNode *n,
+    const char *prefix, const char *dflt)
+{
+	struct conf *c = x->c;
+	struct conf_signkey *s = &c->signing[c->n_signing];
+	char *id = NULL;
+
+	if (c->n_signing == CONF_SIGN_MAX)
+		return conf_fail(x, n, "%smore than %d signing pairs", prefix,
+		    CONF_SIGN_MAX);
+	if (conf_attr(x, n, "id", &id) == -1)
+		return -1;
+	if (id == NULL && dflt == NULL)
+		return conf_fail(x, n, "%ssigning without id", prefix);
+	if (id == NULL && (id = strdup(dflt)) == NULL)
+		return conf_oom(x);
+	if (conf_keys_signing_find(x, id) != -1) {
+		(void)conf_fail(x, n, "%ssigning id \"%s\" used twice", prefix,
+		    id);
+		free(id);
+		return -1;
+	}
+	s->id = id;
+	c->n_signing++;         /* what conf_pair reads is freed */
+	return conf_pair(x, n, prefix, &s->cert, &s->key);
+}
+
+/* <signing> and <signingKeys> of <gateway>; see conf_int.h. */
+int
+conf_keys_signing(struct conf_ctx *x, const xmlNode *gw)
+{
+	xmlNodePtr n = xml_child(gw, CONF_NS, "signing");
+	xmlNodePtr list = xml_child(gw, CONF_NS, "signingKeys");
+
+	if (n == NULL)
+		return conf_fail(x, gw, "gateway: signing missing");
+	if (conf_keys_signing_one(x, n, "", "default") == -1)
+		return -1;
+	x->c->sign_cert = x->c->signing[0].cert;
+	x->c->sign_key = x->c->signing[0].key;
+	for (n = xml_child(list, CONF_NS, "signing"); n != NULL;
+	    n = xml_next(n, CONF_NS, "signing"))
+		if (conf_keys_signing_one(x, n, "gateway signingKeys: ",
+		    NULL) == -1)
+			return -1;
+	return 0;
+}
+
+/* Free the strings of v[0..n). */
+void
+conf_keys_signing_free(struct conf_signkey *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].id);
+		free(v[i].cert);
+		free(v[i].key);
+	}
 }
 
 /* Free the strings of v[0..n); accepts v NULL with n 0. */

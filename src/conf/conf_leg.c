@@ -178,6 +178,48 @@ conf_leg_revocation(const struct conf_ctx *x, const xmlNode *n,
 	return 0;
 }
 
+/* security/@profile (issue 13): edelivery-1.x (default), edelivery-2.0,
+ * edelivery-2.0-ec; the schema allows only these words. */
+static int
+conf_leg_profile(const struct conf_ctx *x, const xmlNode *n,
+    struct pmode_leg *leg)
+{
+	static const enum conf_profile all[] = { CONF_PROFILE_1X,
+		CONF_PROFILE_2_0, CONF_PROFILE_2_0_EC };
+	const char *s = conf_attr_get(x, n, "profile");
+	size_t i;
+
+	leg->profile = CONF_PROFILE_1X;
+	if (s == NULL)
+		return 0;
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (strcmp(s, conf_profile_name(all[i])) == 0) {
+			leg->profile = all[i];
+			return 0;
+		}
+	return conf_fail(x, n, "pmode \"%s\": security/@profile \"%s\" is "
+	    "not edelivery-1.x, edelivery-2.0 or edelivery-2.0-ec", leg->id, s);
+}
+
+/* receipt/@signingKey: the gateway signing pair (by id) that signs the
+ * leg's Receipts and errors; absent: chosen by the gateway (-1). */
+static int
+conf_leg_receipt_key(const struct conf_ctx *x, const xmlNode *n,
+    struct pmode_leg *leg)
+{
+	const char *s = n != NULL ? conf_attr_get(x, n, "signingKey") : NULL;
+
+	leg->receipt_key = -1;
+	if (s == NULL)
+		return 0;
+	leg->receipt_key = conf_keys_signing_find(x, s);
+	if (leg->receipt_key == -1)
+		return conf_fail(x, n, "pmode \"%s\": receipt/@signingKey "
+		    "\"%s\" is not the id of a gateway <signing> pair",
+		    leg->id, s);
+	return 0;
+}
+
 /* <security> and <receipt> of a leg (defaults set by the caller). */
 static int
 conf_leg_policy(const struct conf_ctx *x, const xmlNode *node,
@@ -192,12 +234,16 @@ conf_leg_policy(const struct conf_ctx *x, const xmlNode *node,
 	    conf_leg_policy_attr(x, n, "timestamp", &leg->timestamp) == -1 ||
 	    conf_leg_revocation(x, n, leg) == -1))
 		return -1;
+	if (conf_leg_profile(x, n, leg) == -1)
+		return -1;
 	/* a wsu:Timestamp counts only signed (WS-Security 1.1 10), and only a
 	 * leg that requires signing can require a signed one */
 	if (leg->timestamp == CONF_REQUIRED && leg->signing != CONF_REQUIRED)
 		return conf_fail(x, n, "pmode \"%s\": security/@timestamp "
 		    "\"required\" needs signing=\"required\"", leg->id);
 	n = xml_child(node, CONF_NS, "receipt");
+	if (conf_leg_receipt_key(x, n, leg) == -1)
+		return -1;
 	s = n != NULL ? conf_attr_get(x, n, "nonRepudiation") : NULL;
 	if (s == NULL)
 		return 0;
