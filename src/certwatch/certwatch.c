@@ -85,9 +85,15 @@ certwatch_list(struct arena *a, const struct conf *c,
 {
 	struct certwatch_acc acc = { .a = a, .err = err };
 	const struct pmode_leg *l;
+	const char *role;
 	size_t i, j;
 
 	certwatch_file(&acc, "signing", NULL, c->sign_cert, 0);
+	for (i = 1; i < c->n_signing; i++) {    /* <signingKeys> (issue 13) */
+		role = arena_sprintf(a, "signing %s", c->signing[i].id);
+		certwatch_file(&acc, role != NULL ? role : "signing", NULL,
+		    c->signing[i].cert, 0);
+	}
 	certwatch_file(&acc, "tls", NULL, c->tls_cert, 0);
 	if (!c->decrypt_signing)
 		certwatch_pairs(&acc, NULL, c->decrypt, c->n_decrypt);

@@ -94,36 +94,6 @@ gateway_trust(const struct pmode_leg *leg, struct trust **ret,
 	return trust_new(&f, ret, err);
 }
 
-/* Receipts and errors are signed with the method of the signing pair
- * (wss_sign_method_uri: rsa-sha256 for RSA, eddsa-ed25519, ecdsa-sha*;
- * issue 13): it must be a pair that signs, not an X25519 one (which
- * wss_key_load() loads for key agreement). */
-static int
-gateway_sign_key_check(const struct wss_key *k, const char *path,
-    struct err *err)
-{
-	if (wss_sign_method_uri(k) != NULL)
-		return 0;
-	return err_set(err, ERR_CONF, NULL, "signing key \"%s\" is %s, "
-	    "which cannot sign (RSA, EC or Ed25519)", path, wss_key_type(k));
-}
-
-/* Load decryption pairs (conf's words -> wss's) into *ret. */
-static int
-gateway_keyring(const struct conf_keypair *v, size_t n,
-    struct wss_keyring **ret, struct err *err)
-{
-	struct wss_keyring_spec spec[WSS_KEYRING_MAX];
-	size_t i;
-
-	for (i = 0; i < n && i < WSS_KEYRING_MAX; i++) {
-		spec[i].cert = v[i].cert;
-		spec[i].key = v[i].key;
-		spec[i].retiring = v[i].retiring;
-	}
-	return wss_keyring_new(spec, n, ret, err);
-}
-
 /* Signer certificates named in a 0101's log line (wss.h signers_desc). */
 #define GATEWAY_SIGNERS_SHOWN 4
 
@@ -174,9 +144,9 @@ gateway_leg_init(const struct gateway *gw, const struct pmode_leg *leg,
 
 	p->signing = gateway_need(leg->signing);
 	p->encryption = gateway_need(leg->encryption);
-	p->algs = WSS_ALGS_DEFAULT;
-	if (leg->algorithms != NULL &&
-	    wss_alg_parse(leg->algorithms, &p->algs, err) == -1)
+	/* issue 13: an explicit <algorithms> list wins over the profile */
+	if (wss_alg_parse(leg->algorithms != NULL ? leg->algorithms :
+	    conf_profile_name(leg->profile), &p->algs, err) == -1)
 		goto fail;
 	p->at_ms = c->verify_at_ms;
 	p->skew_ms = (int64_t)leg->timestamp_skew_s * 1000;
@@ -204,8 +174,7 @@ gateway_leg_init(const struct gateway *gw, const struct pmode_leg *leg,
 	p->trust = gl->trust;
 	gl->signers_desc = gateway_signers_desc(leg);
 	p->signers_desc = gl->signers_desc;
-	if (!leg->decrypt_default && gateway_keyring(leg->decrypt,
-	    leg->n_decrypt, &gl->decrypt, err) == -1)
+	if (gateway_keys_leg(gw, leg, p->algs, gl, err) == -1)
 		goto fail;
 	p->decrypt_keys = gl->decrypt != NULL ? gl->decrypt : gw->decrypt;
 	return 0;
@@ -243,10 +212,7 @@ gateway_new_revoc(const struct conf *conf, struct trust_revoc *revoc,
 		goto fail;
 	}
 	if (ebms_schema_load(&gw->schema, err) == -1 ||
-	    wss_key_load(conf->sign_cert, conf->sign_key, &gw->key, err) == -1 ||
-	    gateway_sign_key_check(gw->key, conf->sign_key, err) == -1 ||
-	    gateway_keyring(conf->decrypt, conf->n_decrypt, &gw->decrypt,
-	    err) == -1)
+	    gateway_keys_load(gw, err) == -1)
 		goto fail;
 	for (i = 0; i < conf->n_legs; i++)
 		if (gateway_leg_init(gw, &conf->legs[i], &gw->legs[i], err) == -1)
@@ -274,7 +240,8 @@ gateway_free(struct gateway *gw)
 	inbox_recent_free(gw->recent);
 	gateway_replay_free(gw->replay);
 	ebms_schema_free(gw->schema);
-	wss_key_free(gw->key);
+	for (i = 0; i < gw->n_keys; i++)
+		wss_key_free(gw->keys[i]);
 	wss_keyring_free(gw->decrypt);
 	free(gw);
 }
@@ -658,7 +625,7 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 		goto fail;
 	ans->business_key = m.business_key;
 	/* NRR Receipt (AS4 5.1.8 b) for a verified message, when the leg wants it */
-	if (r == 1 && (receipt_build(a, gw->key, um,
+	if (r == 1 && (receipt_build(a, gw->legs[leg - gw->conf->legs].sign, um,
 	    leg->receipt_nrr && sec->verified ? sec->references : NULL,
 	    leg->receipt_nrr && sec->verified ? sec->n_references : 0,
 	    &receipt, NULL, &ans->err) == -1 ||
@@ -691,10 +658,11 @@ out:
 	return rc;
 }
 
-/* Turn ans->err into the answer the partner gets (DESIGN.md "Errors"). */
+/* Turn ans->err into the answer the partner gets (DESIGN.md "Errors");
+ * an eb:Error is signed with key (the matched leg's, else the default). */
 static int
-gateway_answer_error(const struct gateway *gw, struct arena *a,
-    struct gateway_answer *ans)
+gateway_answer_error(const struct gateway *gw, const struct wss_key *key,
+    struct arena *a, struct gateway_answer *ans)
 {
 	const struct err *err = &ans->err;
 	struct err berr = {0};
@@ -707,7 +675,7 @@ gateway_answer_error(const struct gateway *gw, struct arena *a,
 	case ERR_EBMS:
 		ans->status = 200;
 		ans->content_type = GATEWAY_CT_SOAP;
-		if (receipt_build_error(a, gw->key, ans->message_id,
+		if (receipt_build_error(a, key, ans->message_id,
 		    err->ebms_code, err->msg, &ans->body, &berr) == 0)
 			return 0;
 		break;
@@ -753,6 +721,7 @@ gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
 	const struct pmode_leg *leg = NULL;
 	struct wss_result sec = {0};
 	struct gateway_in in = { .req = req };
+	const struct wss_key *key = gw->key;
 	struct soap_env env;
 	int secured;
 
@@ -763,6 +732,7 @@ gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
 	if (gateway_parse(gw, a, req, &env, &um, ans) == 0 &&
 	    pmode_match(gw->conf, um, &leg, &ans->err) == 1) {
 		ans->pmode = leg->id;
+		key = gw->legs[leg - gw->conf->legs].sign;   /* issue 13 */
 		/* the leg's party, not the message's first PartyId (an open
 		 * From: the one it carries, bound after verification) */
 		ans->from_party = conf_from_name(a, leg, um->from.n_ids == 1 ?
@@ -783,7 +753,7 @@ gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
 	}
 	if (ans->err.kind == ERR_NONE)
 		err_set(&ans->err, ERR_INTERNAL, NULL, "request failed");
-	if (gateway_answer_error(gw, a, ans) == -1) {
+	if (gateway_answer_error(gw, key, a, ans) == -1) {
 		ans->status = 500;
 		return -1;
 	}

@@ -24,6 +24,10 @@ struct gateway_leg {
 	struct wss_keyring *decrypt; /* owned, or NULL when it is the gateway's
 	                              * default (gateway.decrypt) */
 	char *signers_desc;          /* owned; policy.signers_desc (may be NULL) */
+	/* the pair that signs the leg's Receipts and eb:Errors (issue 13;
+	 * gateway_keys.c): gateway.keys[sign_index], borrowed */
+	const struct wss_key *sign;
+	size_t sign_index;
 };
 
 /* Long-lived and read-only once built; shared by all worker threads. */
@@ -33,7 +37,9 @@ struct gateway_replay;
 struct gateway {
 	const struct conf *conf;     /* borrowed; outlives the gateway */
 	struct ebms_schema *schema;
-	struct wss_key *key;         /* the gateway's signing key */
+	struct wss_key *key;         /* the default signing pair: keys[0] */
+	struct wss_key *keys[CONF_SIGN_MAX]; /* owned; conf.signing's, in order */
+	size_t n_keys;
 	struct wss_keyring *decrypt; /* default decryption pairs (conf.decrypt) */
 	struct gateway_leg *legs;    /* parallel to conf->legs */
 	struct payload_limits payload_limits;
@@ -99,6 +105,28 @@ struct gateway_answer {
  */
 int gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
     const struct gateway_request *req, struct gateway_answer *ret);
+
+/*
+ * gateway_keys.c (issue 13): the signing pairs of conf.signing into
+ * gw->keys (gw->key the first; a key that cannot sign is refused) and the
+ * default decryption pairs into gw->decrypt.  ERR_CONF naming the pair.
+ */
+int gateway_keys_load(struct gateway *gw, struct err *err);
+
+/*
+ * The keys of one leg whose allowed algorithms are algs: gl->sign, the
+ * pair that signs its Receipts and eb:Errors (receipt/@signingKey, which
+ * must fit algs, else the first pair of gw->keys that does), and
+ * gl->decrypt (NULL: gw->decrypt), its decryption pairs, which must fit
+ * algs when the leg may decrypt (its own all; of the default pairs those
+ * that fit are kept, at least one).  ERR_CONF naming the leg.
+ */
+int gateway_keys_leg(const struct gateway *gw, const struct pmode_leg *leg,
+    unsigned algs, struct gateway_leg *gl, struct err *err);
+
+/* Load decryption pairs (conf's words -> wss's) into *ret. */
+int gateway_keyring(const struct conf_keypair *v, size_t n,
+    struct wss_keyring **ret, struct err *err);
 
 /*
  * gateway_peppol.c: on a leg with <peppol> (conf.h), the Peppol AS4

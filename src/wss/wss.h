@@ -67,6 +67,33 @@ struct wss_cert_info {
 int wss_cert_file_info(struct arena *a, const char *path,
     struct wss_cert_info **ret, size_t *ret_n, struct err *err);
 
+/* The kind of key a certificate or pair holds (wss_keytype.c, issue 13). */
+enum wss_keykind {
+	WSS_KEY_OTHER = 0,
+	WSS_KEY_RSA,
+	WSS_KEY_EC,          /* any named curve: P-256, brainpoolP256r1 ... */
+	WSS_KEY_ED25519,
+	WSS_KEY_X25519,
+};
+
+struct wss_keytype {
+	enum wss_keykind kind;
+	char name[48];       /* "RSA 2048", "EC P-256", "EC brainpoolP256r1",
+	                      * "Ed25519", "X25519" */
+};
+
+/* The key of the first certificate in a PEM file (ERR_IO / ERR_CONF when
+ * it cannot be read), or of a loaded pair. */
+int wss_keytype_file(const char *cert_path, struct wss_keytype *ret,
+    struct err *err);
+void wss_keytype_of(const struct wss_key *k, struct wss_keytype *ret);
+
+/* The enum wss_alg bits a key of this kind signs with / receives a content
+ * key by (key transport or agreement); 0 when none.  A key fits a leg
+ * when these meet the leg's allowed algorithms. */
+unsigned wss_keytype_sig_algs(enum wss_keykind kind);
+unsigned wss_keytype_dec_algs(enum wss_keykind kind);
+
 /*
  * Sign a SOAP 1.2 envelope the way eDelivery AS4 1.15 signs (and Domibus
  * signs its Receipts): add to the SOAP Header a wsse:Security
@@ -228,6 +255,10 @@ int wss_alg_parse(const char *list, unsigned *ret_bits, struct err *err);
 
 /* The bit for an algorithm URI, or 0 when the URI is not one we know. */
 unsigned wss_alg_from_uri(const char *uri);
+
+/* The configuration names of the algorithms in bits, separated by single
+ * spaces, in out (truncated to size); pmode-check prints them. */
+void wss_alg_names(unsigned bits, char *out, size_t size);
 
 /* Who may sign for a leg's party: src/trust (trust.h). */
 struct trust;

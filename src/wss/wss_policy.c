@@ -10,6 +10,7 @@
  */
 #include "wss.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* One algorithm: its configuration name, its URI(s) and its bit. */
@@ -156,4 +157,27 @@ wss_alg_from_uri(const char *uri)
 		if (strcmp(wss_policy_algs[i].uri, uri) == 0)
 			return wss_policy_algs[i].bit;
 	return 0;
+}
+
+/* The configuration names of the bits set (aliases once); see wss.h. */
+void
+wss_alg_names(unsigned bits, char *out, size_t size)
+{
+	size_t i, len = 0;
+	int n;
+
+	if (size == 0)
+		return;
+	out[0] = '\0';
+	for (i = 0; i < WSS_POLICY_N_ALGS; i++) {
+		const struct wss_policy_alg *p = &wss_policy_algs[i];
+
+		if (p->name == NULL || (bits & p->bit) == 0 || len >= size)
+			continue;
+		n = snprintf(out + len, size - len, "%s%s", len > 0 ? " " : "",
+		    p->name);
+		if (n < 0)
+			return;
+		len += (size_t)n;
+	}
 }
