@@ -4,7 +4,9 @@
  * through gateway_new() (key/certificate match, parse, trust material) —
  * and list its P-Mode legs, one line each, with their security (policies,
  * the signer certificate and trust anchor files, the decryption pairs
- * with their fingerprints, algorithms, timestamp skew, Peppol checks),
+ * with their fingerprints and key types, the profile and the algorithms
+ * it allows, the gateway pair that signs its Receipts, timestamp skew,
+ * Peppol checks),
  * then one line per certificate file with the subject, serial and
  * validity of each certificate in it.  A replay
  * verifyAt instant, and a certificate expired, not yet valid or expiring
@@ -93,6 +95,37 @@ cli_pmode_pairs(const struct conf *c, const struct pmode_leg *l)
 		    "signing pair" : "; the gateway's decryptionKeys");
 }
 
+/*
+ * Issue 13: the key types of a leg's decryption pairs (those its
+ * algorithms cannot use are not used by the leg: gateway_keys.c) and the
+ * gateway pair that signs its Receipts and eb:Errors, with its subject.
+ */
+static void
+cli_pmode_keys(const struct conf *c, const struct pmode_leg *l,
+    const struct gateway_leg *gl)
+{
+	struct arena *a = arena_new(0);
+	struct wss_cert_info *info = NULL;
+	const struct conf_signkey *sk = &c->signing[gl->sign_index];
+	struct wss_keytype kt;
+	size_t i, n = 0;
+
+	(void)printf(", decryption key types");
+	for (i = 0; i < l->n_decrypt; i++) {
+		if (wss_keytype_file(l->decrypt[i].cert, &kt, NULL) == -1)
+			(void)snprintf(kt.name, sizeof(kt.name), "?");
+		(void)printf("%s %s%s", i > 0 ? "," : "", kt.name,
+		    (wss_keytype_dec_algs(kt.kind) & gl->policy.algs) == 0 ?
+		    " (not used by this leg)" : "");
+	}
+	wss_keytype_of(gl->sign, &kt);
+	if (a != NULL)
+		(void)wss_cert_file_info(a, sk->cert, &info, &n, NULL);
+	(void)printf(", receipt key %s (%s, subject %s, certificate %s)",
+	    sk->id, kt.name, n > 0 ? info[0].subject : "?", sk->cert);
+	arena_free(a);
+}
+
 /* A <network> leg's trust (issue 12), continuing its line. */
 static void
 cli_pmode_network(const struct conf_network *n)
@@ -111,8 +144,11 @@ cli_pmode_network(const struct conf_network *n)
 
 /* The WS-Security settings of a leg (issue 3), continuing its line. */
 static void
-cli_pmode_security(const struct conf *c, const struct pmode_leg *l)
+cli_pmode_security(const struct conf *c, const struct pmode_leg *l,
+    const struct gateway_leg *gl)
 {
+	char algs[512];
+
 	(void)printf(", signing %s, encryption %s",
 	    conf_policy_name(l->signing), conf_policy_name(l->encryption));
 	if (l->network != NULL) {
@@ -126,9 +162,11 @@ cli_pmode_security(const struct conf *c, const struct pmode_leg *l)
 	if (l->n_trust_crls > 0)
 		cli_pmode_files("CRLs", l->trust_crls, l->n_trust_crls);
 	cli_pmode_pairs(c, l);
-	(void)printf(", algorithms %s, timestamp skew %us",
-	    l->algorithms != NULL ? l->algorithms : "default",
-	    l->timestamp_skew_s);
+	cli_pmode_keys(c, l, gl);
+	wss_alg_names(gl->policy.algs, algs, sizeof(algs));
+	(void)printf(", profile %s, algorithms %s%s, timestamp skew %us",
+	    conf_profile_name(l->profile), l->algorithms != NULL ? "(listed) " :
+	    "", algs, l->timestamp_skew_s);
 	if (l->timestamp == CONF_REQUIRED)
 		(void)printf(", signed wsu:Timestamp required");
 	if (l->peppol != NULL)   /* README "Peppol" */
@@ -142,7 +180,8 @@ cli_pmode_security(const struct conf *c, const struct pmode_leg *l)
 
 /* One line per leg: id, parties, service, action, security. */
 static void
-cli_pmode_print_leg(const struct conf *c, const struct pmode_leg *l)
+cli_pmode_print_leg(const struct conf *c, const struct pmode_leg *l,
+    const struct gateway_leg *gl)
 {
 	(void)printf("  %s: ", l->id);
 	cli_pmode_party(&l->from);
@@ -158,7 +197,7 @@ cli_pmode_print_leg(const struct conf *c, const struct pmode_leg *l)
 		(void)printf(" and %zu more", l->n_actions - 1);
 	if (l->agreement != NULL)
 		(void)printf(", agreement %s", l->agreement);
-	cli_pmode_security(c, l);
+	cli_pmode_security(c, l, gl);
 	/* README "Business-level duplicates" */
 	(void)printf(", business duplicates %s",
 	    l->business_duplicates == CONF_BUSINESS_REFUSE ? "refuse" :
@@ -221,21 +260,19 @@ cli_pmode_cert(struct arena *a, const struct certwatch_cert *x,
 
 /*
  * Load every key and certificate as serve and its reload do (gateway_new:
- * signing pair, decryption pairs, signers, anchors, CRLs).  0 ok, -1 with
- * the one-line problem printed ("FILE: problem (detail)").
+ * signing pairs, decryption pairs, signers, anchors, CRLs) into *ret.
+ * 0 ok, -1 with the one-line problem printed ("FILE: problem (detail)").
  */
 static int
-cli_pmode_load_keys(const char *file, const struct conf *c)
+cli_pmode_load_keys(const char *file, const struct conf *c,
+    struct gateway **ret)
 {
-	struct gateway *gw = NULL;
 	struct err err;
 	char line[1024];
 
 	err_clear(&err);
-	if (gateway_new(c, &gw, &err) == 0) {
-		gateway_free(gw);
+	if (gateway_new(c, ret, &err) == 0)
 		return 0;
-	}
 	(void)snprintf(line, sizeof(line), "%s: %s%s%s%s", file, err.msg,
 	    err.detail[0] != '\0' ? " (" : "", err.detail,
 	    err.detail[0] != '\0' ? ")" : "");
@@ -279,6 +316,7 @@ cli_pmode_check(int argc, char **argv)
 	};
 	const char *file = NULL;
 	struct conf *c = NULL;
+	struct gateway *gw = NULL;
 	struct err err;
 	size_t i;
 	int ch, rc = 2;
@@ -302,20 +340,21 @@ cli_pmode_check(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (cli_pmode_load_keys(file, c) == -1) {
+	if (cli_pmode_load_keys(file, c, &gw) == -1) {
 		rc = 1;
 		goto out;
 	}
 	cli_pmode_warn_replay(c);
 	(void)printf("%s: ok\n", file);
 	for (i = 0; i < c->n_legs; i++)
-		cli_pmode_print_leg(c, &c->legs[i]);
+		cli_pmode_print_leg(c, &c->legs[i], &gw->legs[i]);
 	if (cli_pmode_certs(c) == -1) {
 		rc = 1;
 		goto out;
 	}
 	rc = fflush(stdout) == 0 ? 0 : 1;
 out:
+	gateway_free(gw);
 	conf_free(c);
 	return rc;
 }
