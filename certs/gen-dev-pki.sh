@@ -10,7 +10,20 @@
 #                              (CN=as4gw-dev-sender)
 #   tls.key / tls.crt          HTTPS server certificate for localhost
 #                              (SAN DNS:localhost, IP:127.0.0.1)
-# Leaf keys are RSA 2048, certificates valid 2 years, signed by the CA.
+# and for eDelivery AS4 2.0 and the elliptic-curve profiles (issue 13):
+#   gateway-ed25519.*          the gateway's Ed25519 signing pair (2.0 Receipts)
+#   gateway-x25519.*           its X25519 key-agreement pair (2.0 encryption;
+#                              an X25519 key cannot sign its own request:
+#                              the CA certifies the public key as given)
+#   gateway-p256.*, gateway-bp256.*
+#                              EC signing pairs, P-256 (2.0-ec) and
+#                              brainpoolP256r1 (BDEW)
+#   gateway-p256-ecdh.*, gateway-bp256-ecdh.*
+#                              EC key-agreement pairs (ECDH-ES) on those curves
+#   sender-ed25519.*, sender-p256.*, sender-bp256.*
+#                              development partners signing with Ed25519 / ECDSA
+# Leaf keys are RSA 2048 unless named otherwise, certificates valid 2 years,
+# signed by the CA.
 # Keys are unencrypted PKCS#8 PEM, mode 600.  Existing keys are kept unless
 # --force is given (idempotent); a certificate is (re)issued when it is
 # missing, when its key or the CA was just made, or with --force.  The
@@ -23,7 +36,7 @@ outdir=""
 for arg in "$@"; do
 	case "$arg" in
 	--force) force=1 ;;
-	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "gen-dev-pki.sh: unknown option $arg" >&2; exit 2 ;;
 	*)
 		if [ -n "$outdir" ]; then
@@ -61,6 +74,16 @@ basicConstraints = critical,CA:FALSE
 keyUsage = critical,digitalSignature,keyEncipherment
 subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid
+[v3_ecsign]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature,nonRepudiation
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+[v3_agree]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,keyAgreement
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
 [v3_tls]
 basicConstraints = critical,CA:FALSE
 keyUsage = critical,digitalSignature,keyEncipherment
@@ -73,19 +96,31 @@ EOF
 made=()
 kept=()
 
-# make_key NAME BITS: create NAME.key unless it exists; sets fresh=1 when made.
+# make_key NAME KIND: create NAME.key unless it exists; sets fresh=1 when
+# made.  KIND: RSA bits (2048), ed25519, x25519, or ec:CURVE.
 make_key() {
-	local key="$outdir/$1.key"
+	local key="$outdir/$1.key" what
 	fresh=0
 	if [ -s "$key" ] && [ "$force" -eq 0 ]; then
 		kept+=("$1.key")
 		return
 	fi
-	openssl genpkey -algorithm RSA -pkeyopt "rsa_keygen_bits:$2" \
-	    -out "$key.tmp" 2>/dev/null
+	case "$2" in
+	ed25519) openssl genpkey -algorithm ED25519 -out "$key.tmp"
+		what="Ed25519" ;;
+	x25519) openssl genpkey -algorithm X25519 -out "$key.tmp"
+		what="X25519" ;;
+	ec:*) openssl genpkey -algorithm EC -pkeyopt \
+		    "ec_paramgen_curve:${2#ec:}" -pkeyopt ec_param_enc:named_curve \
+		    -out "$key.tmp"
+		what="EC ${2#ec:}" ;;
+	*) openssl genpkey -algorithm RSA -pkeyopt "rsa_keygen_bits:$2" \
+		    -out "$key.tmp" 2>/dev/null
+		what="RSA $2" ;;
+	esac
 	chmod 600 "$key.tmp"
 	mv -f "$key.tmp" "$key"
-	made+=("$1.key (RSA $2)")
+	made+=("$1.key ($what)")
 	fresh=1
 }
 
@@ -109,6 +144,20 @@ issue() {
 	made+=("$name.crt ($2)")
 }
 
+# issue_pub NAME SUBJECT EXTENSIONS: certify NAME.key's public key without a
+# request (an X25519 key cannot sign one), 2 years.
+issue_pub() {
+	local name="$1"
+	openssl pkey -in "$outdir/$name.key" -pubout -out "$tmp/$name.pub"
+	openssl x509 -new -force_pubkey "$tmp/$name.pub" -subj "$2" \
+	    -CA "$outdir/ca.crt" -CAkey "$outdir/ca.key" \
+	    -set_serial "0x$(openssl rand -hex 16)" -days 730 -sha256 \
+	    -extfile "$cnf" -extensions "$3" -out "$outdir/$name.crt.tmp"
+	chmod 644 "$outdir/$name.crt.tmp"
+	mv -f "$outdir/$name.crt.tmp" "$outdir/$name.crt"
+	made+=("$name.crt ($2)")
+}
+
 make_key ca 3072
 ca_fresh=$fresh
 if need_cert ca "$ca_fresh"; then
@@ -124,16 +173,28 @@ else
 	kept+=("ca.crt")
 fi
 
-# name, subject, extension section
-for spec in "gateway|/CN=as4gw-dev-gateway/O=as4gw development|v3_sign" \
-    "sender|/CN=as4gw-dev-sender/O=as4gw development|v3_sign" \
-    "tls|/CN=localhost/O=as4gw development|v3_tls"; do
-	IFS='|' read -r name subj ext <<<"$spec"
-	make_key "$name" 2048
-	if need_cert "$name" $((fresh | ca_fresh)); then
-		issue "$name" "$subj" "$ext"
-	else
+# name, key kind, subject, extension section
+o="O=as4gw development"
+for spec in "gateway|2048|/CN=as4gw-dev-gateway/$o|v3_sign" \
+    "sender|2048|/CN=as4gw-dev-sender/$o|v3_sign" \
+    "tls|2048|/CN=localhost/$o|v3_tls" \
+    "gateway-ed25519|ed25519|/CN=as4gw-dev-gateway-ed25519/$o|v3_ecsign" \
+    "gateway-x25519|x25519|/CN=as4gw-dev-gateway-x25519/$o|v3_agree" \
+    "gateway-p256|ec:P-256|/CN=as4gw-dev-gateway-p256/$o|v3_ecsign" \
+    "gateway-p256-ecdh|ec:P-256|/CN=as4gw-dev-gateway-p256-ecdh/$o|v3_agree" \
+    "gateway-bp256|ec:brainpoolP256r1|/CN=as4gw-dev-gateway-bp256/$o|v3_ecsign" \
+    "gateway-bp256-ecdh|ec:brainpoolP256r1|/CN=as4gw-dev-gateway-bp256-ecdh/$o|v3_agree" \
+    "sender-ed25519|ed25519|/CN=as4gw-dev-sender-ed25519/$o|v3_ecsign" \
+    "sender-p256|ec:P-256|/CN=as4gw-dev-sender-p256/$o|v3_ecsign" \
+    "sender-bp256|ec:brainpoolP256r1|/CN=as4gw-dev-sender-bp256/$o|v3_ecsign"; do
+	IFS='|' read -r name kind subj ext <<<"$spec"
+	make_key "$name" "$kind"
+	if ! need_cert "$name" $((fresh | ca_fresh)); then
 		kept+=("$name.crt")
+	elif [ "$kind" = x25519 ]; then
+		issue_pub "$name" "$subj" "$ext"
+	else
+		issue "$name" "$subj" "$ext"
 	fi
 done
 
