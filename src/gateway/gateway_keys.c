@@ -135,9 +135,9 @@ gateway_keys_receipt(const struct gateway *gw, const struct pmode_leg *leg,
 		wss_keytype_of(gw->keys[i], &kt);
 		if ((wss_keytype_sig_algs(kt.kind) & algs) == 0)
 			return err_set(err, ERR_CONF, NULL, "pmode \"%s\": "
-			    "receipt signingKey \"%s\" is a %s key, which "
-			    "does not fit %s", leg->id, c->signing[i].id,
-			    kt.name, gateway_keys_algs_name(leg));
+			    "receipt signingKey \"%s\" (%s) does not fit %s",
+			    leg->id, c->signing[i].id, kt.name,
+			    gateway_keys_algs_name(leg));
 		gl->sign = gw->keys[i];
 		gl->sign_index = i;
 		return 0;
@@ -171,9 +171,8 @@ gateway_keys_fit(const struct pmode_leg *leg, unsigned algs, int *fit,
 		n += fit[i] != 0;
 		if (!fit[i] && !leg->decrypt_default)
 			return err_set(err, ERR_CONF, NULL, "pmode \"%s\": "
-			    "decryption certificate \"%s\" holds a %s key, "
-			    "which does not fit %s", leg->id,
-			    leg->decrypt[i].cert, kt.name,
+			    "decryption certificate \"%s\" (%s) does not "
+			    "fit %s", leg->id, leg->decrypt[i].cert, kt.name,
 			    gateway_keys_algs_name(leg));
 	}
 	*ret_n_fit = n;
@@ -224,8 +223,8 @@ int
 gateway_keys_leg(const struct gateway *gw, const struct pmode_leg *leg,
     unsigned algs, struct gateway_leg *gl, struct err *err)
 {
-	if (gateway_keys_receipt(gw, leg, algs, gl, err) == -1 ||
-	    gateway_keys_decrypt(gw, leg, algs, gl, err) == -1)
+	if (gateway_keys_decrypt(gw, leg, algs, gl, err) == -1 ||
+	    gateway_keys_receipt(gw, leg, algs, gl, err) == -1)
 		return -1;
 	return 0;
 }

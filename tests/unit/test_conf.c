@@ -154,6 +154,17 @@ static const struct conf_bad_case conf_bad_cases[] = {
 	    "The value 'delete'", 9 },
 	{ FIX "business-bad.xml", "Element 'businessDuplicates': [facet "
 	    "'enumeration'] The value 'delete'", 17 },
+	/* issue 13: profiles and several signing pairs */
+	{ FIX "profile-bad.xml", "Element 'security', attribute 'profile': "
+	    "[facet 'enumeration'] The value 'edelivery-3.0'", 13 },
+	{ FIX "receipt-key-unknown.xml", "pmode \"a\": receipt/@signingKey "
+	    "\"nope\" is not the id of a gateway <signing> pair", 14 },
+	{ FIX "signing-id-twice.xml", "gateway signingKeys: signing id \"ed\" "
+	    "used twice", 6 },
+	{ FIX "signing-no-id.xml", "gateway signingKeys: signing without id",
+	    6 },
+	{ FIX "signing-default-twice.xml", "gateway signingKeys: signing id "
+	    "\"default\" used twice", 6 },
 };
 
 /* Each fixture is refused with ERR_CONF, a message naming the problem and
@@ -280,6 +291,60 @@ test_conf_minimal_defaults(void **state)
 	assert_int_equal(l->timestamp_skew_s, CONF_SKEW_DEFAULT);
 	assert_int_equal(l->timestamp, CONF_OPTIONAL);
 	assert_int_equal(CONF_SKEW_DEFAULT, 300);
+	/* issue 13: one signing pair, "default"; 1.x, receipt key by profile */
+	assert_int_equal(c->n_signing, 1);
+	assert_string_equal(c->signing[0].id, "default");
+	assert_ptr_equal(c->sign_cert, c->signing[0].cert);
+	assert_int_equal(l->profile, CONF_PROFILE_1X);
+	assert_int_equal(l->receipt_key, -1);
+	conf_free(c);
+}
+
+/* Issue 13: security/@profile per leg, several signing pairs in document
+ * order (paths resolved), receipt/@signingKey as an index, an explicit
+ * <algorithms> list kept beside the profile (the gateway lets it win). */
+static void
+test_conf_profiles(void **state)
+{
+	static const struct {
+		const char *id;
+		enum conf_profile profile;
+		int key;
+	} want[] = {
+		{ "one", CONF_PROFILE_1X, -1 },
+		{ "two", CONF_PROFILE_2_0, 1 },
+		{ "ec", CONF_PROFILE_2_0_EC, -1 },
+		{ "bdew", CONF_PROFILE_2_0_EC, 2 },
+	};
+	struct conf *c = NULL;
+	struct err err;
+	size_t i;
+
+	(void)state;
+	err_clear(&err);
+	if (conf_load(FIX "profile.xml", &c, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->n_signing, 3);
+	assert_string_equal(c->signing[0].id, "default");
+	assert_string_equal(c->signing[1].id, "ed");
+	assert_string_equal(c->signing[2].id, "bp");
+	assert_string_equal(c->signing[2].cert, FIX "../conf/dummy-cert.pem");
+	assert_string_equal(c->signing[2].key, FIX "dummy-key.pem");
+	assert_string_equal(c->sign_cert, FIX "dummy-cert.pem");
+	assert_int_equal(c->n_legs, 4);
+	for (i = 0; i < 4; i++) {
+		assert_string_equal(c->legs[i].id, want[i].id);
+		assert_int_equal(c->legs[i].profile, want[i].profile);
+		assert_int_equal(c->legs[i].receipt_key, want[i].key);
+	}
+	assert_null(c->legs[1].algorithms);
+	assert_string_equal(c->legs[3].algorithms, "ecdsa-sha256 sha256 "
+	    "ecdh-es concatkdf kw-aes128 aes128-gcm");
+	assert_int_equal(c->legs[3].receipt_nrr, 0);
+	assert_string_equal(conf_profile_name(CONF_PROFILE_1X), "edelivery-1.x");
+	assert_string_equal(conf_profile_name(CONF_PROFILE_2_0), "edelivery-2.0");
+	assert_string_equal(conf_profile_name(CONF_PROFILE_2_0_EC),
+	    "edelivery-2.0-ec");
 	conf_free(c);
 }
 
@@ -749,6 +814,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_conf_refusals),
 		cmocka_unit_test(test_conf_minimal_defaults),
+		cmocka_unit_test(test_conf_profiles),
 		cmocka_unit_test(test_conf_full),
 		cmocka_unit_test(test_conf_party_several),
 		cmocka_unit_test(test_conf_route_pmode),

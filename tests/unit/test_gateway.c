@@ -434,6 +434,132 @@ test_replay_table(void **state)
 	arena_free(a);
 }
 
+/* Issue 13: a leg whose profile its keys do not fit. */
+struct profile_case {
+	const char *extra;     /* <gateway> children after <signing> */
+	const char *security;  /* the leg's <security> ... </security> */
+	const char *receipt;   /* the leg's <receipt>, or "" */
+	const char *expect;    /* NULL: starts; else in err.msg */
+};
+
+static const struct profile_case profile_cases[] = {
+	/* 2.0 without an Ed25519 pair: no key signs its Receipts */
+	{ "", "<security signing=\"never\" encryption=\"never\" "
+	    "profile=\"edelivery-2.0\"/>", "",
+	    "pmode \"p\": no gateway signing pair fits edelivery-2.0: add an "
+	    "Ed25519 pair to <signingKeys>" },
+	{ "", "<security signing=\"never\" encryption=\"never\" "
+	    "profile=\"edelivery-2.0-ec\"/>", "",
+	    "pmode \"p\": no gateway signing pair fits edelivery-2.0-ec: add "
+	    "an EC pair" },
+	/* the RSA pair named explicitly does not fit either */
+	{ "", "<security signing=\"never\" encryption=\"never\" "
+	    "profile=\"edelivery-2.0\"/>", "<receipt signingKey=\"default\"/>",
+	    "pmode \"p\": receipt signingKey \"default\" (RSA 2048) does not "
+	    "fit edelivery-2.0" },
+	/* RSA decryption pairs (the default: the signing pair) on 2.0 */
+	{ "", "<security signing=\"never\" profile=\"edelivery-2.0\"/>", "",
+	    "pmode \"p\": none of the gateway's decryption pairs fits "
+	    "edelivery-2.0" },
+	{ "", "<security signing=\"never\" profile=\"edelivery-2.0\">"
+	    "<decryption><certificate>@/gateway.crt</certificate>"
+	    "<key>@/gateway.key</key></decryption></security>", "",
+	    "pmode \"p\": decryption certificate \"@/gateway.crt\" "
+	    "(RSA 2048) does not fit edelivery-2.0" },
+	/* an X25519 pair on a 1.x leg (its own pairs must all fit) */
+	{ "", "<security signing=\"never\"><decryption>"
+	    "<certificate>@/gateway-x25519.crt</certificate>"
+	    "<key>@/gateway-x25519.key</key></decryption></security>", "",
+	    "pmode \"p\": decryption certificate \"@/gateway-x25519.crt\" "
+	    "(X25519) does not fit edelivery-1.x" },
+	/* an explicit list wins over the profile: RSA keys fit it */
+	{ "", "<security signing=\"never\" profile=\"edelivery-2.0\">"
+	    "<algorithms>rsa-sha256 sha256 rsa-oaep aes128-gcm</algorithms>"
+	    "</security>", "", NULL },
+	/* encryption never: decryption pairs are not the leg's business */
+	{ "", "<security signing=\"never\" encryption=\"never\" "
+	    "profile=\"edelivery-2.0\"><algorithms>rsa-sha256 sha256"
+	    "</algorithms></security>", "", NULL },
+};
+
+/* tmpl with each '@' replaced by dir, into out. */
+static void
+profile_subst(char *out, size_t size, const char *tmpl, const char *dir)
+{
+	size_t n = 0;
+
+	for (; *tmpl != '\0' && n + strlen(dir) + 1 < size; tmpl++) {
+		if (*tmpl == '@') {
+			memcpy(out + n, dir, strlen(dir));
+			n += strlen(dir);
+		} else {
+			out[n++] = *tmpl;
+		}
+	}
+	out[n] = '\0';
+}
+
+/* Load the config made of c (paths under dir); 0 started, else -1 with
+ * err set. */
+static int
+profile_try(const char *dir, const struct profile_case *c, unsigned *algs,
+    struct err *err)
+{
+	char path[128], sec[1024], text[4096];
+	struct conf *conf = NULL;
+	struct gateway *gw = NULL;
+	FILE *fp;
+	int rc;
+
+	(void)snprintf(path, sizeof(path), "%s/profile.xml", dir);
+	profile_subst(sec, sizeof(sec), c->security, dir);
+	(void)snprintf(text, sizeof(text), "<as4gw xmlns=\"urn:as4gw:config:1\">"
+	    "<gateway><signing><certificate>%s/gateway.crt</certificate>"
+	    "<key>%s/gateway.key</key></signing>%s</gateway><pmode id=\"p\">"
+	    "<from><partyId>urn:a</partyId></from><to><partyId>urn:b</partyId>"
+	    "</to><service>urn:s</service><action>P</action>%s%s</pmode>"
+	    "</as4gw>", dir, dir, c->extra, sec, c->receipt);
+	if ((fp = fopen(path, "w")) == NULL)
+		return -1;
+	(void)fputs(text, fp);
+	(void)fclose(fp);
+	rc = conf_load(path, &conf, err) == 0 &&
+	    gateway_new(conf, &gw, err) == 0 ? 0 : -1;
+	if (rc == 0)
+		*algs = gw->legs[0].policy.algs;
+	gateway_free(gw);
+	conf_free(conf);
+	return rc;
+}
+
+static void
+test_profile_keys(void **state)
+{
+	struct fixture *f = *state;
+	char want[512];
+	unsigned algs = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(profile_cases) / sizeof(profile_cases[0]); i++) {
+		const struct profile_case *c = &profile_cases[i];
+		struct err err = {0};
+		int rc = profile_try(f->dir, c, &algs, &err);
+
+		if (c->expect == NULL) {
+			if (rc != 0)
+				fail_msg("case %zu: %s", i, err.msg);
+			continue;
+		}
+		profile_subst(want, sizeof(want), c->expect, f->dir);
+		if (rc == 0 || err.kind != ERR_CONF ||
+		    strstr(err.msg, want) == NULL)
+			fail_msg("case %zu: \"%s\" does not say \"%s\"", i,
+			    err.msg, want);
+	}
+	/* the last case started: its explicit list, not the 2.0 set */
+	assert_int_equal(algs, WSS_SIG_RSA_SHA256 | WSS_DIG_SHA256);
+}
+
 int
 main(void)
 {
@@ -446,6 +572,7 @@ main(void)
 		cmocka_unit_test(test_replay_path),
 		cmocka_unit_test(test_replay_table),
 		cmocka_unit_test(test_age),
+		cmocka_unit_test(test_profile_keys),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
