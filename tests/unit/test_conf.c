@@ -626,8 +626,17 @@ test_conf_shipped(void **state)
 	assert_string_equal(c->listen_host, "127.0.0.1");
 	assert_int_equal(c->listen_port, 8080);
 	assert_string_equal(c->store_dsn, "sqlite:conf/../var/as4gw.db");
-	assert_int_equal(c->n_legs, 1);
+	/* the 1.x leg and, beside it, eDelivery AS4 2.0 and its EC profile
+	 * (issue 13), with their signing pairs */
+	assert_int_equal(c->n_legs, 3);
+	assert_string_equal(c->legs[1].id, "dev-2.0");
+	assert_int_equal(c->legs[1].profile, CONF_PROFILE_2_0);
+	assert_string_equal(c->legs[2].id, "dev-2.0-ec");
+	assert_int_equal(c->legs[2].profile, CONF_PROFILE_2_0_EC);
+	assert_int_equal(c->n_signing, 4);
+	assert_string_equal(c->signing[1].id, "ed25519");
 	assert_string_equal(c->legs[0].id, "dev-sample");
+	assert_int_equal(c->legs[0].profile, CONF_PROFILE_1X);
 	assert_null(c->legs[0].agreement);
 	assert_int_equal(c->legs[0].signing, CONF_NEVER);
 	assert_int_equal(c->legs[0].n_signer_certs, 0);
