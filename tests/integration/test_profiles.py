@@ -222,6 +222,33 @@ def test_receipt_of_a_2_0_leg_is_signed_in_kind(gw, tmp_path, pki, action, cert,
     assert gw.post(ct, body).body == ans.body
 
 
+@pytest.mark.parametrize('action,sender,cert,method', [
+    ('urn:as4gw:dev:Deliver20', 'sender-ed25519', 'gateway-ed25519.crt', ED25519),
+    ('urn:as4gw:dev:Deliver20EC', 'sender-p256', 'gateway-p256.crt', ECDSA_SHA256),
+])
+def test_signed_message_of_a_2_0_leg_gets_nrr_in_kind(gw, tmp_path, pki, action, sender, cert,
+                                                     method):
+    """Signed by the leg's Ed25519 / P-256 sender: an NRR Receipt signed with
+    the leg's key, its NRR references those of the message."""
+    mid, ct, body = build(tmp_path, action, '--sign', '--sign-cert', f'{pki}/{sender}.crt',
+                          '--sign-key', f'{pki}/{sender}.key')
+    ans = gw.post(ct, body)
+    assert ans.status == 200 and ans.is_receipt and ans.ref_to == mid, ans
+    assert ans.body.count(b'ebbp:MessagePartNRInformation>') == 2 * 3   # Messaging, Body, payload
+    assert verify_signal(ans.body, f'{pki}/{cert}') == method
+    assert gw.store.counts(mid) == (1, 1, 1)
+
+
+def test_error_before_a_leg_is_known_is_signed_with_the_default_pair(gw, tmp_path, pki):
+    """No leg matches (EBMS:0010): the eb:Error is signed with <signing>."""
+    before = gw.store.totals()
+    mid, ct, body = build(tmp_path, 'urn:as4gw:dev:NoSuchAction')
+    ans = gw.post(ct, body)
+    assert ans.error_code == 'EBMS:0010', ans
+    assert verify_signal(ans.body, f'{pki}/gateway.crt') == RSA_SHA256
+    assert gw.store.totals() == before
+
+
 def test_pmode_check_names_profiles_and_key_types(can_load, tmp_path, pki):
     cfg = tmp_path / 'c.xml'
     cfg.write_text(config_text(pki, tmp=tmp_path))
