@@ -86,7 +86,7 @@ gateway_keys_load(struct gateway *gw, struct err *err)
 		wss_keytype_of(gw->keys[i], &kt);
 		if (wss_keytype_sig_algs(kt.kind) == 0)
 			return err_set(err, ERR_CONF, NULL, "signing pair "
-			    "\"%s\": a %s key cannot sign", c->signing[i].id,
+			    "\"%s\" (%s) cannot sign", c->signing[i].id,
 			    kt.name);
 		if (gateway_keys_probe_sign(gw, i, err) == -1)
 			return -1;
