@@ -386,3 +386,11 @@ def test_shipped_config_has_the_2_0_legs(can_load, tmp_path, pki):
                      r'\(Ed25519,.*profile edelivery-2\.0,', p.stdout, re.M), p.stdout
     assert re.search(r'^  dev-2\.0-ec: .*action urn:as4gw:dev:Deliver20EC,.*decryption key types '
                      r'EC P-256,.*receipt key p256 \(EC P-256,', p.stdout, re.M), p.stdout
+
+
+def test_key_agreement_pair_cannot_be_a_signing_pair(can_load, tmp_path, pki):
+    keys = ('<signingKeys><signing id="x"><certificate>{pki}/gateway-x25519.crt</certificate>'
+            '<key>{pki}/gateway-x25519.key</key></signing></signingKeys>')
+    line, check = start_failed(tmp_path, pki, LEG_1X, keys=keys)
+    assert 'signing pair \\"x\\" (X25519) cannot sign' in line, line
+    assert 'signing pair "x" (X25519) cannot sign' in check, check
