@@ -38,7 +38,7 @@ struct gateway {
 	const struct conf *conf;     /* borrowed; outlives the gateway */
 	struct ebms_schema *schema;
 	struct wss_key *key;         /* the default signing pair: keys[0] */
-	struct wss_key *keys[CONF_SIGN_MAX]; /* owned; conf.signing's, in order */
+	struct wss_key *keys[CONF_SIGN_MAX]; /* owned; conf.signing order */
 	size_t n_keys;
 	struct wss_keyring *decrypt; /* default decryption pairs (conf.decrypt) */
 	struct gateway_leg *legs;    /* parallel to conf->legs */

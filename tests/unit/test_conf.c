@@ -342,7 +342,8 @@ test_conf_profiles(void **state)
 	    "ecdh-es concatkdf kw-aes128 aes128-gcm");
 	assert_int_equal(c->legs[3].receipt_nrr, 0);
 	assert_string_equal(conf_profile_name(CONF_PROFILE_1X), "edelivery-1.x");
-	assert_string_equal(conf_profile_name(CONF_PROFILE_2_0), "edelivery-2.0");
+	assert_string_equal(conf_profile_name(CONF_PROFILE_2_0),
+	    "edelivery-2.0");
 	assert_string_equal(conf_profile_name(CONF_PROFILE_2_0_EC),
 	    "edelivery-2.0-ec");
 	conf_free(c);
