@@ -209,7 +209,7 @@ struct pmode_leg {
 	enum conf_profile profile;
 	/* <receipt signingKey="ID">: index into conf.signing of the pair
 	 * that signs this leg's Receipts and eb:Errors; -1 (absent): the
-	 * first pair whose key fits the leg's algorithms (gateway.c) */
+	 * pair its profile picks (gateway_keys.c) */
 	int receipt_key;
 	/* security/@timestamp: CONF_REQUIRED = every message must carry a
 	 * signed wsu:Timestamp (only with signing CONF_REQUIRED); default

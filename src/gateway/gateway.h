@@ -116,10 +116,11 @@ int gateway_keys_load(struct gateway *gw, struct err *err);
 /*
  * The keys of one leg whose allowed algorithms are algs: gl->sign, the
  * pair that signs its Receipts and eb:Errors (receipt/@signingKey, which
- * must fit algs, else the first pair of gw->keys that does), and
- * gl->decrypt (NULL: gw->decrypt), its decryption pairs, which must fit
- * algs when the leg may decrypt (its own all; of the default pairs those
- * that fit are kept, at least one).  ERR_CONF naming the leg.
+ * must fit the leg's profile, else by the profile: gw->key for 1.x, the
+ * first Ed25519 pair for 2.0, the first EC pair for 2.0-ec), and
+ * gl->decrypt (NULL: gw->decrypt), its decryption pairs, which on a 2.0
+ * leg that may decrypt must fit algs (its own all; of the default pairs
+ * those that fit are kept, at least one).  ERR_CONF naming the leg.
  */
 int gateway_keys_leg(const struct gateway *gw, const struct pmode_leg *leg,
     unsigned algs, struct gateway_leg *gl, struct err *err);

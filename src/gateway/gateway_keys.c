@@ -2,9 +2,9 @@
  * gateway_keys — the gateway's key pairs as its legs use them (issue 13):
  * the signing pairs (<signing>, <signingKeys>) loaded once; per leg the
  * pair that signs its Receipts and eb:Errors (receipt/@signingKey, else
- * the first pair whose key fits the leg's algorithms: RSA for 1.x,
- * Ed25519 for eDelivery AS4 2.0, EC for its EC profile); and its
- * decryption pairs checked against its algorithms.  A key that cannot
+ * by its profile: the default pair for 1.x, the first Ed25519 pair for
+ * eDelivery AS4 2.0, the first EC pair for its EC profile); and the
+ * decryption pairs of a 2.0 leg checked against its algorithms.  A key that cannot
  * serve a leg is a start-up error naming the leg, never a surprise on the
  * first message.
  */
@@ -95,65 +95,63 @@ gateway_keys_load(struct gateway *gw, struct err *err)
 	return gateway_keyring(c->decrypt, c->n_decrypt, &gw->decrypt, err);
 }
 
-/* What a leg's algorithms are called in a message: its profile, or "its
- * algorithm list" when it lists them. */
-static const char *
-gateway_keys_algs_name(const struct pmode_leg *leg)
-{
-	return leg->algorithms != NULL ? "its <algorithms>" :
-	    conf_profile_name(leg->profile);
-}
-
 /* The key kind a leg's profile signs with, for a message. */
 static const char *
-gateway_keys_wanted(const struct pmode_leg *leg)
+gateway_keys_wanted(enum conf_profile p)
 {
-	if (leg->algorithms != NULL)
-		return "a";
-	switch (leg->profile) {
-	case CONF_PROFILE_2_0: return "an Ed25519";
-	case CONF_PROFILE_2_0_EC: return "an EC";
-	default: return "an RSA";
+	return p == CONF_PROFILE_2_0 ? "an Ed25519" :
+	    p == CONF_PROFILE_2_0_EC ? "an EC" : "a";
+}
+
+/*
+ * Does a key of this kind sign the Receipts of a leg under profile p?
+ * edelivery-2.0: Ed25519; edelivery-2.0-ec: EC (any allowed curve, so
+ * brainpool for BDEW); edelivery-1.x: any key that signs (the leg's
+ * <algorithms> restricts what partners send, not what it answers with).
+ */
+static int
+gateway_keys_sign_fits(enum conf_profile p, enum wss_keykind kind)
+{
+	switch (p) {
+	case CONF_PROFILE_2_0: return kind == WSS_KEY_ED25519;
+	case CONF_PROFILE_2_0_EC: return kind == WSS_KEY_EC;
+	default: return wss_keytype_sig_algs(kind) != 0;
 	}
 }
 
 /*
  * The pair that signs the leg's Receipts and eb:Errors (gl->sign,
- * gl->sign_index): the one receipt/@signingKey names, which must fit
- * algs, else the first that fits.
+ * gl->sign_index): the one receipt/@signingKey names, which must fit the
+ * leg's profile; else for edelivery-1.x the default <signing> pair, for
+ * the 2.0 profiles the first pair of their kind.
  */
 static int
 gateway_keys_receipt(const struct gateway *gw, const struct pmode_leg *leg,
-    unsigned algs, struct gateway_leg *gl, struct err *err)
+    struct gateway_leg *gl, struct err *err)
 {
 	const struct conf *c = gw->conf;
 	struct wss_keytype kt;
 	size_t i;
 
-	if (leg->receipt_key >= 0) {
-		i = (size_t)leg->receipt_key;
-		wss_keytype_of(gw->keys[i], &kt);
-		if ((wss_keytype_sig_algs(kt.kind) & algs) == 0)
-			return err_set(err, ERR_CONF, NULL, "pmode \"%s\": "
-			    "receipt signingKey \"%s\" (%s) does not fit %s",
-			    leg->id, c->signing[i].id, kt.name,
-			    gateway_keys_algs_name(leg));
-		gl->sign = gw->keys[i];
-		gl->sign_index = i;
-		return 0;
-	}
 	for (i = 0; i < gw->n_keys; i++) {
+		if (leg->receipt_key >= 0 && i != (size_t)leg->receipt_key)
+			continue;
 		wss_keytype_of(gw->keys[i], &kt);
-		if ((wss_keytype_sig_algs(kt.kind) & algs) != 0) {
+		if (gateway_keys_sign_fits(leg->profile, kt.kind)) {
 			gl->sign = gw->keys[i];
 			gl->sign_index = i;
 			return 0;
 		}
+		if (leg->receipt_key >= 0)
+			return err_set(err, ERR_CONF, NULL, "pmode \"%s\": "
+			    "receipt signingKey \"%s\" (%s) does not fit %s",
+			    leg->id, c->signing[i].id, kt.name,
+			    conf_profile_name(leg->profile));
 	}
 	return err_set(err, ERR_CONF, NULL, "pmode \"%s\": no gateway "
 	    "signing pair fits %s: add %s pair to <signingKeys> (or name "
 	    "one with receipt/@signingKey)", leg->id,
-	    gateway_keys_algs_name(leg), gateway_keys_wanted(leg));
+	    conf_profile_name(leg->profile), gateway_keys_wanted(leg->profile));
 }
 
 /* fit[i] = pair i of the leg can receive a content key under algs. */
@@ -173,7 +171,7 @@ gateway_keys_fit(const struct pmode_leg *leg, unsigned algs, int *fit,
 			return err_set(err, ERR_CONF, NULL, "pmode \"%s\": "
 			    "decryption certificate \"%s\" (%s) does not "
 			    "fit %s", leg->id, leg->decrypt[i].cert, kt.name,
-			    gateway_keys_algs_name(leg));
+			    conf_profile_name(leg->profile));
 	}
 	*ret_n_fit = n;
 	return 0;
@@ -181,11 +179,13 @@ gateway_keys_fit(const struct pmode_leg *leg, unsigned algs, int *fit,
 
 /*
  * The leg's decryption pairs (gl->decrypt; NULL: the gateway's default
- * keyring).  A leg that may receive encrypted messages under algorithms
- * with key transport or agreement needs pairs that fit them: its own
- * must all fit; of the gateway's default pairs it keeps those that fit
- * (a mixed <decryptionKeys> serves 1.x and 2.0 legs alike), and none
- * fitting is an error.
+ * keyring).  A leg under a 2.0 profile that may receive encrypted
+ * messages needs pairs that fit its algorithms (X25519 for edelivery-2.0,
+ * EC for edelivery-2.0-ec or an ecdh-es list): its own must all fit; of
+ * the gateway's default pairs it keeps those that fit (a mixed
+ * <decryptionKeys> serves 1.x and 2.0 legs alike), and none fitting is an
+ * error.  A 1.x leg keeps every pair: what it does not allow is refused
+ * per message (EBMS:0103), as before profiles.
  */
 static int
 gateway_keys_decrypt(const struct gateway *gw, const struct pmode_leg *leg,
@@ -195,8 +195,8 @@ gateway_keys_decrypt(const struct gateway *gw, const struct pmode_leg *leg,
 	int fit[CONF_DECRYPT_MAX];
 	size_t i, n_fit = 0, k = 0;
 
-	if (leg->encryption == CONF_NEVER || (algs &
-	    GATEWAY_KEYS_DEC_ALGS) == 0) {
+	if (leg->profile == CONF_PROFILE_1X || leg->encryption == CONF_NEVER ||
+	    (algs & GATEWAY_KEYS_DEC_ALGS) == 0) {
 		if (leg->decrypt_default)
 			return 0;
 		return gateway_keyring(leg->decrypt, leg->n_decrypt,
@@ -209,7 +209,7 @@ gateway_keys_decrypt(const struct gateway *gw, const struct pmode_leg *leg,
 		    "the gateway's decryption pairs fits %s (an edelivery-2.0 "
 		    "leg decrypts with X25519 pairs, an edelivery-2.0-ec leg "
 		    "with EC pairs): give the leg its <decryption>", leg->id,
-		    gateway_keys_algs_name(leg));
+		    conf_profile_name(leg->profile));
 	if (leg->decrypt_default && n_fit == leg->n_decrypt)
 		return 0;
 	for (i = 0; i < leg->n_decrypt; i++)
@@ -224,7 +224,7 @@ gateway_keys_leg(const struct gateway *gw, const struct pmode_leg *leg,
     unsigned algs, struct gateway_leg *gl, struct err *err)
 {
 	if (gateway_keys_decrypt(gw, leg, algs, gl, err) == -1 ||
-	    gateway_keys_receipt(gw, leg, algs, gl, err) == -1)
+	    gateway_keys_receipt(gw, leg, gl, err) == -1)
 		return -1;
 	return 0;
 }

@@ -466,20 +466,17 @@ static const struct profile_case profile_cases[] = {
 	    "<key>@/gateway.key</key></decryption></security>", "",
 	    "pmode \"p\": decryption certificate \"@/gateway.crt\" "
 	    "(RSA 2048) does not fit edelivery-2.0" },
-	/* an X25519 pair on a 1.x leg (its own pairs must all fit) */
+	/* an X25519 pair on a 1.x leg loads: key agreement is refused per
+	 * message there (EBMS:0103), as before profiles */
 	{ "", "<security signing=\"never\"><decryption>"
 	    "<certificate>@/gateway-x25519.crt</certificate>"
 	    "<key>@/gateway-x25519.key</key></decryption></security>", "",
-	    "pmode \"p\": decryption certificate \"@/gateway-x25519.crt\" "
-	    "(X25519) does not fit edelivery-1.x" },
-	/* an explicit list wins over the profile: RSA keys fit it */
-	{ "", "<security signing=\"never\" profile=\"edelivery-2.0\">"
-	    "<algorithms>rsa-sha256 sha256 rsa-oaep aes128-gcm</algorithms>"
-	    "</security>", "", NULL },
-	/* encryption never: decryption pairs are not the leg's business */
-	{ "", "<security signing=\"never\" encryption=\"never\" "
-	    "profile=\"edelivery-2.0\"><algorithms>rsa-sha256 sha256"
-	    "</algorithms></security>", "", NULL },
+	    NULL },
+	/* an explicit list wins over the profile's set; a 1.x leg's
+	 * Receipts are the default pair's whatever its list */
+	{ "", "<security signing=\"never\" profile=\"edelivery-1.x\">"
+	    "<algorithms>eddsa-ed25519 sha256</algorithms></security>", "",
+	    NULL },
 };
 
 /* tmpl with each '@' replaced by dir, into out. */
@@ -556,8 +553,8 @@ test_profile_keys(void **state)
 			fail_msg("case %zu: \"%s\" does not say \"%s\"", i,
 			    err.msg, want);
 	}
-	/* the last case started: its explicit list, not the 2.0 set */
-	assert_int_equal(algs, WSS_SIG_RSA_SHA256 | WSS_DIG_SHA256);
+	/* the last case started: its explicit list, not the 1.x set */
+	assert_int_equal(algs, WSS_SIG_ED25519 | WSS_DIG_SHA256);
 }
 
 int
