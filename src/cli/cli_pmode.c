@@ -107,6 +107,7 @@ cli_pmode_keys(const struct conf *c, const struct pmode_leg *l,
 	struct arena *a = arena_new(0);
 	struct wss_cert_info *info = NULL;
 	const struct conf_signkey *sk = &c->signing[gl->sign_index];
+	const char *method;
 	struct wss_keytype kt;
 	size_t i, n = 0;
 
@@ -121,8 +122,10 @@ cli_pmode_keys(const struct conf *c, const struct pmode_leg *l,
 	wss_keytype_of(gl->sign, &kt);
 	if (a != NULL)
 		(void)wss_cert_file_info(a, sk->cert, &info, &n, NULL);
-	(void)printf(", receipt key %s (%s, subject %s, certificate %s)",
-	    sk->id, kt.name, n > 0 ? info[0].subject : "?", sk->cert);
+	method = wss_sign_method_uri(gl->sign);
+	(void)printf(", receipt key %s (%s, subject %s, certificate %s, "
+	    "signs %s)", sk->id, kt.name, n > 0 ? info[0].subject : "?",
+	    sk->cert, method != NULL ? method : "?");
 	arena_free(a);
 }
 
