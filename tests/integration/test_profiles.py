@@ -245,6 +245,33 @@ def test_error_before_a_leg_is_known_is_signed_with_the_default_pair(gw, tmp_pat
     assert gw.store.totals() == before
 
 
+@pytest.mark.parametrize('action,profile,sender,recipient,cert', [
+    ('urn:as4gw:dev:Deliver20', 'edelivery-2.0', 'sender-ed25519', 'gateway-x25519',
+     'gateway-ed25519'),
+    ('urn:as4gw:dev:Deliver20EC', 'edelivery-2.0-ec', 'sender-p256', 'gateway-p256-ecdh',
+     'gateway-p256'),
+])
+def test_push_profile_signed_encrypted_compressed(gw, tmp_path, pki, action, profile, sender,
+                                                  recipient, cert):
+    """`as4gw push --profile` to the 2.0 legs, as scripts/run suggests:
+    signed, encrypted by key agreement to the leg's <decryption> pair,
+    compressed; push verifies the Receipt against the leg's key."""
+    payload = tmp_path / 'p.xml'
+    payload.write_bytes(PAYLOAD)
+    mid = new_id()
+    p = run_as4gw('push', '--url', gw.url, '--message-id', mid, '--from', 'urn:as4gw:dev:sender',
+                  '--to', 'urn:as4gw:dev:gateway', '--service', 'urn:as4gw:dev:service',
+                  '--action', action, '--payload', payload, '--profile', profile, '--compress',
+                  '--sign', '--sign-cert', f'{pki}/{sender}.crt', '--sign-key', f'{pki}/{sender}.key',
+                  '--encrypt', '--recipient-cert', f'{pki}/{recipient}.crt',
+                  '--gateway-cert', f'{pki}/{cert}.crt')
+    assert p.returncode == 0, (p.stdout[-2000:], p.stderr, gw.logtext()[-2000:])
+    assert 'signature verified, 3 NRR digests match' in p.stderr, p.stderr
+    assert gw.store.counts(mid) == (1, 1, 1)
+    stored = gw.store.query('SELECT content FROM payload WHERE message_id = ?', mid)
+    assert stored and bytes(stored[0][0]) == PAYLOAD
+
+
 def test_pmode_check_names_profiles_and_key_types(can_load, tmp_path, pki):
     cfg = tmp_path / 'c.xml'
     cfg.write_text(config_text(pki, tmp=tmp_path))
