@@ -17,24 +17,24 @@
 
 #include <string.h>
 
-#include <openssl/evp.h>
-#include <openssl/x509.h>
-
 #include "../sender/sender.h"
 #include "../wss/wss.h"
 
 struct cli_push_profile {
 	const char *name;
-	const char *sign_type;      /* wss_key_type() of --sign-key */
-	const char *recipient_type; /* of --recipient-cert's public key */
-	unsigned kdf;               /* for a key agreement; 0: none */
+	enum wss_keykind sign;       /* of --sign-key */
+	enum wss_keykind recipient;  /* of --recipient-cert's public key */
+	const char *sign_name, *recipient_name;
+	unsigned kdf;                /* for a key agreement; 0: none */
 };
 
 static const struct cli_push_profile cli_push_profiles[] = {
-	{ "edelivery-1.x", "RSA", "RSA", 0 },
-	{ "edelivery-2.0", "Ed25519", "X25519", WSS_KDF_HKDF },
-	{ "edelivery-2.0-ec", "EC", "EC", WSS_KDF_HKDF },
-	{ "bdew", "EC", "EC", WSS_KDF_CONCAT },
+	{ "edelivery-1.x", WSS_KEY_RSA, WSS_KEY_RSA, "RSA", "RSA", 0 },
+	{ "edelivery-2.0", WSS_KEY_ED25519, WSS_KEY_X25519, "Ed25519",
+	    "X25519", WSS_KDF_HKDF },
+	{ "edelivery-2.0-ec", WSS_KEY_EC, WSS_KEY_EC, "EC", "EC",
+	    WSS_KDF_HKDF },
+	{ "bdew", WSS_KEY_EC, WSS_KEY_EC, "EC", "EC", WSS_KDF_CONCAT },
 };
 
 #define CLI_PUSH_N_PROFILES \
@@ -58,39 +58,30 @@ cli_push_profile_known(const char *name)
 	return cli_push_profile_find(name) != NULL;
 }
 
-/* "RSA", "EC", "X25519" or "other" for a certificate's public key. */
-static const char *
-cli_push_profile_cert_type(X509 *cert)
-{
-	EVP_PKEY *pub = cert != NULL ? X509_get0_pubkey(cert) : NULL;
-	int id = pub != NULL ? EVP_PKEY_get_base_id(pub) : 0;
-
-	return id == EVP_PKEY_RSA ? "RSA" : id == EVP_PKEY_EC ? "EC" :
-	    id == EVP_PKEY_X25519 ? "X25519" : id == EVP_PKEY_ED25519 ?
-	    "Ed25519" : "other";
-}
-
 int
 cli_push_profile_apply(const struct cli_push_opts *o, struct err *err)
 {
 	const struct cli_push_profile *p = cli_push_profile_find(o->profile);
 	struct sender_agree_opts agree;
-	const char *type;
+	struct wss_keytype kt;
 
 	if (p == NULL)
 		return 0;
-	if (o->key != NULL && strcmp(type = wss_key_type(o->key),
-	    p->sign_type) != 0)
-		return err_set(err, ERR_CONF, NULL, "--profile %s signs with "
-		    "an %s key; \"%s\" holds an %s key", p->name, p->sign_type,
-		    o->sign_key, type);
+	if (o->key != NULL) {
+		wss_keytype_of(o->key, &kt);
+		if (kt.kind != p->sign)
+			return err_set(err, ERR_CONF, NULL, "--profile %s signs "
+			    "with an %s key; \"%s\" holds %s", p->name,
+			    p->sign_name, o->sign_key, kt.name);
+	}
 	if (o->recipient == NULL)
 		return 0;
-	type = cli_push_profile_cert_type(sender_recipient_cert(o->recipient));
-	if (strcmp(type, p->recipient_type) != 0)
+	if (wss_keytype_file(o->recipient_cert, &kt, err) == -1)
+		return -1;
+	if (kt.kind != p->recipient)
 		return err_set(err, ERR_CONF, NULL, "--profile %s encrypts for "
-		    "an %s certificate; \"%s\" holds an %s key", p->name,
-		    p->recipient_type, o->recipient_cert, type);
+		    "an %s certificate; \"%s\" holds %s", p->name,
+		    p->recipient_name, o->recipient_cert, kt.name);
 	memset(&agree, 0, sizeof(agree));
 	agree.kdf = p->kdf;
 	sender_recipient_set_agree(o->recipient, &agree);

@@ -328,19 +328,6 @@ out:
 	return rc;
 }
 
-/* See wss.h. */
-const char *
-wss_key_type(const struct wss_key *k)
-{
-	switch (EVP_PKEY_get_base_id(k->pkey)) {
-	case EVP_PKEY_RSA: return "RSA";
-	case EVP_PKEY_EC: return "EC";
-	case EVP_PKEY_ED25519: return "Ed25519";
-	case EVP_PKEY_X25519: return "X25519";
-	default: return "?";
-	}
-}
-
 /* Free a key loaded by wss_key_load(); accepts NULL. */
 void
 wss_key_free(struct wss_key *k)

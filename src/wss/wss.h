@@ -32,8 +32,6 @@ struct wss_key;
 int wss_key_load(const char *cert_path, const char *key_path,
     struct wss_key **ret, struct err *err);
 void wss_key_free(struct wss_key *k);
-/* The key type of a loaded pair: "RSA", "EC", "Ed25519" or "X25519". */
-const char *wss_key_type(const struct wss_key *k);
 
 /*
  * The SignatureMethod URI our signatures (wss_sign_*) use with the pair k
