@@ -665,6 +665,9 @@ gateway_answer_error(const struct gateway *gw, const struct wss_key *key,
     struct arena *a, struct gateway_answer *ans)
 {
 	const struct err *err = &ans->err;
+	/* the partner sees msg and the profile's ErrorDetail, never detail */
+	const struct receipt_error re = { ans->message_id, err->ebms_code,
+	    err->msg, err->ebms_detail };
 	struct err berr = {0};
 
 	buf_reset(&ans->body);
@@ -675,8 +678,7 @@ gateway_answer_error(const struct gateway *gw, const struct wss_key *key,
 	case ERR_EBMS:
 		ans->status = 200;
 		ans->content_type = GATEWAY_CT_SOAP;
-		if (receipt_build_error(a, key, ans->message_id,
-		    err->ebms_code, err->msg, &ans->body, &berr) == 0)
+		if (receipt_build_error(a, key, &re, &ans->body, &berr) == 0)
 			return 0;
 		break;
 	case ERR_SOAP:

@@ -18,7 +18,7 @@
 #include "../util/codec.h"
 #include "../xml/xml.h"
 
-/* Longest eb:Error/eb:Description we send (bytes). */
+/* Longest eb:Error/eb:Description or eb:ErrorDetail we send (bytes). */
 #define RECEIPT_DESCRIPTION_MAX 1024
 
 /* The signal envelope under construction; the arena owns doc. */
@@ -317,34 +317,52 @@ receipt_error_attrs(xmlNodePtr e, const struct ebms_error_def *def,
 	return 0;
 }
 
+/* Add the text child `name` of the eb:Error e (eb:Description with
+ * xml:lang "en", eb:ErrorDetail), cleaned as receipt.h says; nothing for a
+ * NULL or empty text.  -1 when it could not be built. */
+static int
+receipt_error_text(struct arena *a, const struct receipt_doc *rd,
+    xmlNodePtr e, const char *name, const char *text, const char *lang)
+{
+	char *clean;
+	xmlNodePtr n;
+
+	if (text == NULL || text[0] == '\0')
+		return 0;
+	if ((clean = receipt_clean_text(a, text)) == NULL)
+		return -1;
+	/* xmlNewTextChild escapes the text (& < >) */
+	n = xmlNewTextChild(e, rd->eb, (const xmlChar *)name,
+	    (const xmlChar *)clean);
+	if (n == NULL)
+		return -1;
+	if (lang != NULL)
+		xmlNodeSetLang(n, (const xmlChar *)lang);
+	return 0;
+}
+
 /* Build and sign an eb:Error signal; see receipt.h. */
 int
 receipt_build_error(struct arena *a, const struct wss_key *key,
-    const char *ref_to_message_id, const char *code,
-    const char *description, struct buf *out, struct err *err)
+    const struct receipt_error *re, struct buf *out, struct err *err)
 {
-	const struct ebms_error_def *def = ebms_error_find(code);
-	const char *ref = receipt_id_ok(ref_to_message_id) ?
-	    ref_to_message_id : NULL;
+	const struct ebms_error_def *def = ebms_error_find(re->code);
+	const char *ref = receipt_id_ok(re->ref_to_message_id) ?
+	    re->ref_to_message_id : NULL;
 	struct receipt_doc rd;
-	xmlNodePtr e, d = NULL;
-	char *text = NULL;
+	xmlNodePtr e;
 	int rc = -1;
 
 	if (receipt_start(a, ref, &rd, err) < 0)
 		goto out;
 	e = xmlNewChild(rd.signal, rd.eb, (const xmlChar *)"Error", NULL);
-	if (description != NULL && description[0] != '\0') {
-		text = receipt_clean_text(a, description);
-		/* xmlNewTextChild escapes the text (& < >) */
-		d = e != NULL && text != NULL ? xmlNewTextChild(e, rd.eb,
-		    (const xmlChar *)"Description", (const xmlChar *)text) :
-		    NULL;
-		if (d != NULL)
-			xmlNodeSetLang(d, (const xmlChar *)"en");
-	}
+	/* ebMS3 Core 6.2.8, 6.2.9 and the header schema: eb:Description,
+	 * then eb:ErrorDetail */
 	if (e == NULL || receipt_error_attrs(e, def, ref) < 0 ||
-	    (description != NULL && description[0] != '\0' && d == NULL)) {
+	    receipt_error_text(a, &rd, e, "Description", re->description,
+	    "en") < 0 ||
+	    receipt_error_text(a, &rd, e, "ErrorDetail", re->error_detail,
+	    NULL) < 0) {
 		err_set(err, ERR_INTERNAL, NULL, "could not build eb:Error");
 		goto out;
 	}

@@ -38,19 +38,35 @@ int receipt_build(struct arena *a, const struct wss_key *key,
     struct err *err);
 
 /*
- * Build and sign an eb:Error signal for a refused message: code (e.g.
- * "EBMS:0010") with its severity, category and short description from the
- * catalogue (an unknown code becomes EBMS:0004); origin "ebMS".
- * description is a short partner-safe text (never err.detail), may be NULL;
- * it is cut to 1 KiB and control characters are blanked (XML escaping is
- * done here).  ref_to_message_id may be NULL when the MessageId could not be
- * read; one that is not a usable MessageId (empty, over
- * EBMS_MESSAGE_ID_MAX, whitespace or control characters, bad UTF-8) is
- * left out too.  When present it goes to both eb:RefToMessageId and
- * eb:Error/@refToMessageInError.  The serialised envelope is appended to out.
+ * What an eb:Error signal says (ebMS3 Core 6.2), every field partner-visible
+ * and so never err.detail:
+ *  - ref_to_message_id: the refused MessageId, may be NULL when it could
+ *    not be read; one that is not a usable MessageId (empty, over
+ *    EBMS_MESSAGE_ID_MAX, whitespace or control characters, bad UTF-8) is
+ *    left out too.  When present it goes to both eb:RefToMessageId and
+ *    eb:Error/@refToMessageInError.
+ *  - code: e.g. "EBMS:0010"; its severity, category and short description
+ *    come from the catalogue (an unknown code becomes EBMS:0004).
+ *  - description: short text for eb:Description (xml:lang "en"), may be
+ *    NULL or empty (no element).
+ *  - error_detail: text for eb:ErrorDetail (6.2.9), after eb:Description,
+ *    where a profile prescribes one (Peppol AS4: "PEPPOL:NOT_SERVICED");
+ *    NULL or empty for none.
+ * Both texts are cut to 1 KiB and control characters are blanked (XML
+ * escaping is done by the builder).
+ */
+struct receipt_error {
+	const char *ref_to_message_id;
+	const char *code;
+	const char *description;
+	const char *error_detail;
+};
+
+/*
+ * Build and sign the eb:Error signal e (above), origin "ebMS", for a refused
+ * message.  The serialised envelope is appended to out.
  */
 int receipt_build_error(struct arena *a, const struct wss_key *key,
-    const char *ref_to_message_id, const char *code,
-    const char *description, struct buf *out, struct err *err);
+    const struct receipt_error *e, struct buf *out, struct err *err);
 
 #endif

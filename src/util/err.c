@@ -38,6 +38,7 @@ err_set(struct err *err, enum err_kind kind, const char *ebms_code,
 		return -1;
 	err->kind = kind;
 	err->ebms_code = ebms_code;
+	err->ebms_detail = NULL;
 	va_start(ap, fmt);
 	err_vformat(err, fmt, ap);
 	va_end(ap);
@@ -70,6 +71,23 @@ err_soap(struct err *err, enum err_soap_code code, int status,
 	err->kind = ERR_SOAP;
 	err->soap_code = code;
 	err->http_status = status;
+	va_start(ap, fmt);
+	err_vformat(err, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int
+err_ebms(struct err *err, const char *ebms_code, const char *ebms_detail,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || err->kind != ERR_NONE)
+		return -1;
+	err->kind = ERR_EBMS;
+	err->ebms_code = ebms_code;
+	err->ebms_detail = ebms_detail;
 	va_start(ap, fmt);
 	err_vformat(err, fmt, ap);
 	va_end(ap);

@@ -35,6 +35,11 @@ enum err_soap_code {
 struct err {
 	enum err_kind kind;
 	const char *ebms_code;  /* "EBMS:0004" ... static string, or NULL */
+	/* ERR_EBMS: the eb:ErrorDetail the partner gets (ebMS3 Core 6.2.9),
+	 * a static string set by err_ebms() where a profile prescribes one
+	 * (Peppol AS4 "PEPPOL:NOT_SERVICED"); NULL for every other error.
+	 * Partner-visible, unlike `detail` below. */
+	const char *ebms_detail;
 	int http_status;        /* for ERR_HTTP / ERR_SOAP; 0 = default for the kind */
 	enum err_soap_code soap_code;
 	char msg[256];          /* short, operator-readable; lower case, no final period */
@@ -60,6 +65,14 @@ int err_http(struct err *err, int status, const char *fmt, ...)
 int err_soap(struct err *err, enum err_soap_code code, int status,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/*
+ * Like err_set for ERR_EBMS with a partner-visible eb:ErrorDetail
+ * (ebms_detail above; a static string, may be NULL).  Keeps the first
+ * failure as err_set does: the detail never attaches to an earlier error.
+ */
+int err_ebms(struct err *err, const char *ebms_code, const char *ebms_detail,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 #if defined(__clang_analyzer__) && !defined(AS4GW_ERR_IMPL)
 /* For clang's static analyzer (scripts/lint): these always return -1.  It
  * cannot see that through a variadic call, and then explores "failed but
@@ -68,6 +81,7 @@ int err_soap(struct err *err, enum err_soap_code code, int status,
 #define err_set(...) (err_set(__VA_ARGS__), -1)
 #define err_http(...) (err_http(__VA_ARGS__), -1)
 #define err_soap(...) (err_soap(__VA_ARGS__), -1)
+#define err_ebms(...) (err_ebms(__VA_ARGS__), -1)
 #endif
 
 /* Append log-only detail (printf style); keeps what was there. */

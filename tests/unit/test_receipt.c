@@ -292,30 +292,47 @@ struct error_case {
 	const char *want_code, *want_severity, *want_category, *want_short;
 	const char *want_ref;          /* NULL: no reference expected */
 	const char *want_description;  /* NULL: no eb:Description expected */
+	const char *detail;            /* eb:ErrorDetail asked for, or NULL */
+	const char *want_detail;       /* NULL: no eb:ErrorDetail expected */
 };
 
 static const struct error_case error_cases[] = {
 	{ "EBMS:0010", "um-1@sender.example", "no P-Mode matches the message",
 	  "EBMS:0010", "failure", "Processing", "ProcessingModeMismatch",
-	  "um-1@sender.example", "no P-Mode matches the message" },
+	  "um-1@sender.example", "no P-Mode matches the message", NULL, NULL },
 	{ "EBMS:0101", NULL, "signature check failed",
 	  "EBMS:0101", "failure", "Processing", "FailedAuthentication",
-	  NULL, "signature check failed" },
+	  NULL, "signature check failed", NULL, NULL },
 	{ "EBMS:0006", "m@x", NULL,
 	  "EBMS:0006", "warning", "Communication",
-	  "EmptyMessagePartitionChannel", "m@x", NULL },
+	  "EmptyMessagePartitionChannel", "m@x", NULL, NULL, NULL },
 	{ "EBMS:9999", "m@x", "",
-	  "EBMS:0004", "failure", "Content", "Other", "m@x", NULL },
+	  "EBMS:0004", "failure", "Content", "Other", "m@x", NULL, NULL, NULL },
 	{ "EBMS:0009", "bad id", "a < b & c > \"d\" 'e'",
 	  "EBMS:0009", "failure", "Unpackaging", "InvalidHeader",
-	  NULL, "a < b & c > \"d\" 'e'" },
+	  NULL, "a < b & c > \"d\" 'e'", NULL, NULL },
 	{ "EBMS:0004", "bad\x01id", "ctl\x01\x1f" "char\ttab",
-	  "EBMS:0004", "failure", "Content", "Other", NULL, "ctl  char\ttab" },
+	  "EBMS:0004", "failure", "Content", "Other", NULL, "ctl  char\ttab",
+	  NULL, NULL },
 	{ "EBMS:0004", "bad\xff", "bad utf-8 \xff\xfe end",
 	  "EBMS:0004", "failure", "Content", "Other", NULL,
-	  "bad utf-8 ?? end" },
+	  "bad utf-8 ?? end", NULL, NULL },
 	{ "EBMS:0004", "", "caf\xc3\xa9",
-	  "EBMS:0004", "failure", "Content", "Other", NULL, "caf\xc3\xa9" },
+	  "EBMS:0004", "failure", "Content", "Other", NULL, "caf\xc3\xa9",
+	  NULL, NULL },
+	/* Peppol AS4 profile: a document type or process not served */
+	{ "EBMS:0004", "m@x", "PEPPOL:NOT_SERVICED",
+	  "EBMS:0004", "failure", "Content", "Other", "m@x",
+	  "PEPPOL:NOT_SERVICED", "PEPPOL:NOT_SERVICED", "PEPPOL:NOT_SERVICED" },
+	/* a detail without a description; an empty one is left out */
+	{ "EBMS:0004", "m@x", NULL,
+	  "EBMS:0004", "failure", "Content", "Other", "m@x", NULL,
+	  "PEPPOL:NOT_SERVICED", "PEPPOL:NOT_SERVICED" },
+	{ "EBMS:0010", "m@x", "no P-Mode", "EBMS:0010", "failure", "Processing",
+	  "ProcessingModeMismatch", "m@x", "no P-Mode", "", NULL },
+	/* the detail is cleaned and escaped as the description is */
+	{ "EBMS:0004", "m@x", "d", "EBMS:0004", "failure", "Content", "Other",
+	  "m@x", "d", "a<b>&\x01" "c", "a<b>& c" },
 };
 
 /* Check one eb:Error signal against its case. */
@@ -327,6 +344,7 @@ check_error(struct arena *a, const struct buf *out,
 	xmlNodePtr sm = xml_child(messaging_of(doc), NS_EB, "SignalMessage");
 	xmlNodePtr e = xml_child(sm, NS_EB, "Error");
 	xmlNodePtr d = xml_child(e, NS_EB, "Description");
+	xmlNodePtr ed = xml_child(e, NS_EB, "ErrorDetail");
 	const char *ref = info_text(a, doc, "RefToMessageId");
 	struct err err;
 
@@ -352,6 +370,14 @@ check_error(struct arena *a, const struct buf *out,
 	} else {
 		assert_null(d);
 	}
+	if (c->want_detail != NULL) {
+		/* ebMS3 Core 6.2: the last child, after any eb:Description */
+		assert_string_equal(xml_text(a, ed), c->want_detail);
+		assert_ptr_equal(xmlLastElementChild(e), ed);
+		assert_int_equal(xml_count(e, NS_EB, "ErrorDetail"), 1);
+	} else {
+		assert_null(ed);
+	}
 	err_clear(&err);     /* ebMS3 header schema */
 	assert_int_equal(xml_validate(fx.schema, messaging_of(doc), "EBMS:0009",
 	    &err), 0);
@@ -362,6 +388,7 @@ test_error_signals(void **state)
 {
 	struct arena *a = arena_new(0);
 	const struct error_case *c;
+	struct receipt_error re;
 	struct buf out = { 0 };
 	struct err err;
 	size_t i;
@@ -370,9 +397,11 @@ test_error_signals(void **state)
 	for (i = 0; i < sizeof(error_cases) / sizeof(error_cases[0]); i++) {
 		c = &error_cases[i];
 		print_message("error signal %zu: %s\n", i, c->code);
+		re = (struct receipt_error){ c->ref, c->code, c->description,
+		    c->detail };
 		err_clear(&err);
-		assert_int_equal(receipt_build_error(a, fx.key, c->ref, c->code,
-		    c->description, &out, &err), 0);
+		assert_int_equal(receipt_build_error(a, fx.key, &re, &out,
+		    &err), 0);
 		check_error(a, &out, c);
 		buf_free(&out);
 	}
@@ -385,12 +414,13 @@ test_error_description_escaped(void **state)
 {
 	struct arena *a = arena_new(0);
 	struct buf out = { 0 };
+	const struct receipt_error re = { NULL, "EBMS:0004",
+	    "</eb:Description><eb:Injected/>&amp;", NULL };
 	struct err err;
 
 	(void)state;
 	err_clear(&err);
-	assert_int_equal(receipt_build_error(a, fx.key, NULL, "EBMS:0004",
-	    "</eb:Description><eb:Injected/>&amp;", &out, &err), 0);
+	assert_int_equal(receipt_build_error(a, fx.key, &re, &out, &err), 0);
 	assert_non_null(strstr(out.data,
 	    "&lt;/eb:Description&gt;&lt;eb:Injected/&gt;&amp;amp;"));
 	assert_null(strstr(out.data, "<eb:Injected"));
@@ -398,13 +428,15 @@ test_error_description_escaped(void **state)
 	arena_free(a);
 }
 
-/* A long description is cut to 1 KiB on a character boundary. */
+/* A long description or detail is cut to 1 KiB on a character boundary. */
 static void
 test_error_description_cut(void **state)
 {
 	struct arena *a = arena_new(0);
 	struct buf out = { 0 };
 	char long_text[3001];
+	struct receipt_error re;
+	xmlNodePtr e;
 	const char *text;
 	struct err err;
 	size_t i;
@@ -414,11 +446,14 @@ test_error_description_cut(void **state)
 		memcpy(long_text + i, "\xc3\xa9", 2);   /* e-acute */
 	long_text[3000] = '\0';
 	err_clear(&err);
-	assert_int_equal(receipt_build_error(a, fx.key, NULL, "EBMS:0004",
-	    long_text, &out, &err), 0);
-	text = xml_text(a, xml_child(xml_child(xml_child(messaging_of(
-	    check_signal(a, &out)), NS_EB, "SignalMessage"), NS_EB, "Error"),
-	    NS_EB, "Description"));
+	re = (struct receipt_error){ NULL, "EBMS:0004", long_text, long_text };
+	assert_int_equal(receipt_build_error(a, fx.key, &re, &out, &err), 0);
+	e = xml_child(xml_child(messaging_of(check_signal(a, &out)), NS_EB,
+	    "SignalMessage"), NS_EB, "Error");
+	text = xml_text(a, xml_child(e, NS_EB, "Description"));
+	assert_int_equal(strlen(text), 1024);
+	assert_int_equal(memcmp(text, long_text, 1024), 0);
+	text = xml_text(a, xml_child(e, NS_EB, "ErrorDetail"));
 	assert_int_equal(strlen(text), 1024);
 	assert_int_equal(memcmp(text, long_text, 1024), 0);
 	buf_free(&out);

@@ -280,6 +280,31 @@ test_err_first_wins(void **state)
 	assert_int_equal(err_set(NULL, ERR_IO, NULL, "x"), -1);
 }
 
+/* err_ebms carries a partner-visible eb:ErrorDetail with its eb:Error; it
+ * never attaches to an earlier failure, and err_set leaves none. */
+static void
+test_err_ebms_detail(void **state)
+{
+	struct err err = {0};
+
+	(void)state;
+	assert_int_equal(err_ebms(&err, "EBMS:0004", "PEPPOL:NOT_SERVICED",
+	    "%s", "not served"), -1);
+	assert_int_equal(err.kind, ERR_EBMS);
+	assert_string_equal(err.ebms_code, "EBMS:0004");
+	assert_string_equal(err.ebms_detail, "PEPPOL:NOT_SERVICED");
+	assert_string_equal(err.msg, "not served");
+	err_clear(&err);
+	assert_null(err.ebms_detail);
+	assert_int_equal(err_set(&err, ERR_EBMS, "EBMS:0010", "first"), -1);
+	assert_int_equal(err_ebms(&err, "EBMS:0004", "PEPPOL:NOT_SERVICED",
+	    "second"), -1);
+	assert_string_equal(err.ebms_code, "EBMS:0010");
+	assert_null(err.ebms_detail);
+	assert_string_equal(err.msg, "first");
+	assert_int_equal(err_ebms(NULL, "EBMS:0004", NULL, "x"), -1);
+}
+
 int
 main(void)
 {
@@ -292,6 +317,7 @@ main(void)
 		cmocka_unit_test(test_clock_parse),
 		cmocka_unit_test(test_codec),
 		cmocka_unit_test(test_err_first_wins),
+		cmocka_unit_test(test_err_ebms_detail),
 		cmocka_unit_test(test_err_cut_at_character),
 	};
 
