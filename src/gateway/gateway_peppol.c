@@ -17,8 +17,10 @@
 
 #include "../sbdh/sbdh.h"
 
-/* Peppol AS4 profile 2.2: the eb:Error detail for a document type or
- * process this access point does not serve. */
+/* Peppol AS4 profile 2.x, on errors: EBMS:0004 with eb:ErrorDetail
+ * PEPPOL:NOT_SERVICED for a document type or process this access point
+ * does not serve (phase4 and Oxalis send the same); kept as the
+ * eb:Description too, as before. */
 #define GATEWAY_PEPPOL_NOT_SERVICED "PEPPOL:NOT_SERVICED"
 
 /* ASCII case-insensitive equality (Peppol Policy for use of Identifiers
@@ -144,14 +146,16 @@ gateway_peppol_served(const struct conf_peppol *p, const struct sbdh *s,
 	    d->scheme != NULL ? d->scheme : CONF_PEPPOL_DOCTYPE_SCHEME,
 	    d->value)) {
 		err_detail(err, "document type \"%.200s\" not served", d->value);
-		return err_set(err, ERR_EBMS, SBDH_EBMS_CODE, "%s",
+		return err_ebms(err, SBDH_EBMS_CODE,
+		    GATEWAY_PEPPOL_NOT_SERVICED, "%s",
 		    GATEWAY_PEPPOL_NOT_SERVICED);
 	}
 	if (!gateway_peppol_listed(p->processes, p->n_processes,
 	    pr->scheme != NULL ? pr->scheme : CONF_PEPPOL_PROCESS_SCHEME,
 	    pr->value)) {
 		err_detail(err, "process \"%.200s\" not served", pr->value);
-		return err_set(err, ERR_EBMS, SBDH_EBMS_CODE, "%s",
+		return err_ebms(err, SBDH_EBMS_CODE,
+		    GATEWAY_PEPPOL_NOT_SERVICED, "%s",
 		    GATEWAY_PEPPOL_NOT_SERVICED);
 	}
 	return 0;

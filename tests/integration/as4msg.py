@@ -130,6 +130,12 @@ class Answer:
         return None if e is None else e.get('errorCode')
 
     @property
+    def error_detail(self):
+        """The eb:ErrorDetail text of the eb:Error, or None without one."""
+        e = self._find('.//eb:SignalMessage/eb:Error/eb:ErrorDetail')
+        return None if e is None else e.text
+
+    @property
     def fault_code(self):
         e = self._find('.//S12:Body/S12:Fault/S12:Code/S12:Value')
         return None if e is None else e.text.split(':')[-1]

@@ -3,7 +3,9 @@ against the real binary on both backends: a consistent Peppol-style
 message gets a Receipt; every inconsistency between the SBDH of the one
 payload and the ebMS header (originalSender, finalRecipient, Action,
 Service), two payloads, a payload that is no SBDH document and a document
-type the leg does not serve get eb:Error EBMS:0004 and nothing is stored."""
+type or process the leg does not serve get eb:Error EBMS:0004 and nothing is
+stored; the last two carry the Peppol AS4 profile's eb:ErrorDetail
+PEPPOL:NOT_SERVICED, every other error no eb:ErrorDetail."""
 import gzip
 
 import pytest
@@ -21,16 +23,18 @@ INVOICE = ('urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##'
 CREDIT = ('urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2::CreditNote##'
           'urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0::2.1')
 BILLING = 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0'
+ORDERING = 'urn:fdc:peppol.eu:2017:poacc:ordering:01:1.0'
+NOT_SERVICED = 'PEPPOL:NOT_SERVICED'
 C1, C4 = '0088:c1sender', '0192:c4receiver'
 C2, C3 = 'POP000001', 'POP000002'
 
 
-def leg(ident, doc, extra=''):
+def leg(ident, doc, extra='', proc=BILLING):
     return f'''
   <pmode id="{ident}">
     <from role="{as4msg.ROLE_INIT}"><partyId type="{AP_TYPE}">{C2}</partyId></from>
     <to role="{as4msg.ROLE_RESP}"><partyId type="{AP_TYPE}">{C3}</partyId></to>
-    <service type="{PROC_SCHEME}">{BILLING}</service>
+    <service type="{PROC_SCHEME}">{proc}</service>
     <action>{DOC_SCHEME}::{doc}</action>
     <security signing="never" encryption="never"/>
     <peppol>{extra}</peppol>
@@ -38,11 +42,12 @@ def leg(ident, doc, extra=''):
 '''
 
 
-# the second leg serves only invoices: a consistent credit note is not served
-LEGS = leg('peppol-invoice', INVOICE) + leg(
-    'peppol-credit', CREDIT,
-    f'<documentType scheme="{DOC_SCHEME}">{INVOICE}</documentType>'
-    f'<process>{BILLING}</process>')
+# the second leg serves only invoices: a consistent credit note is not served;
+# the third serves only the billing process: a consistent ordering invoice is not
+SERVED = (f'<documentType scheme="{DOC_SCHEME}">{INVOICE}</documentType>'
+          f'<process>{BILLING}</process>')
+LEGS = (leg('peppol-invoice', INVOICE) + leg('peppol-credit', CREDIT, SERVED)
+        + leg('peppol-ordering', INVOICE, SERVED, proc=ORDERING))
 
 
 def sbd(sender=C1, receiver=C4, doc=INVOICE, proc=BILLING, proc_scheme=PROC_SCHEME,
@@ -71,12 +76,12 @@ def sbd(sender=C1, receiver=C4, doc=INVOICE, proc=BILLING, proc_scheme=PROC_SCHE
 '''.encode()
 
 
-def push(gw, mid, payloads, doc=INVOICE, props=None, part_props=()):
+def push(gw, mid, payloads, doc=INVOICE, props=None, part_props=(), proc=BILLING):
     """Push a Peppol-style message with these payloads (bytes each)."""
     if props is None:
         props = [('originalSender', C1, PART_SCHEME), ('finalRecipient', C4, PART_SCHEME)]
     cids = tuple(f'p{i}@as4gw-test' for i in range(len(payloads)))
-    env = as4msg.envelope(mid, frm=C2, to=C3, party_type=AP_TYPE, service=BILLING,
+    env = as4msg.envelope(mid, frm=C2, to=C3, party_type=AP_TYPE, service=proc,
                           service_type=PROC_SCHEME, action=f'{DOC_SCHEME}::{doc}',
                           cids=cids, props=props, part_props=part_props)
     mtype = 'application/gzip' if part_props else 'application/xml'
@@ -89,14 +94,20 @@ def peppol_gw(gateway_factory):
     return gateway_factory(legs=LEGS).start()
 
 
-def assert_refused(gw, mid, ans, description=None):
+def assert_refused(gw, mid, ans, description=None, detail=None, code='EBMS:0004'):
+    """Refused with code, nothing stored; the eb:ErrorDetail is exactly
+    detail, after the eb:Description (ebMS3 Core 6.2), or absent for None."""
     assert ans.status == 200, ans
-    assert ans.error_code == 'EBMS:0004', ans
+    assert ans.error_code == code, ans
     assert ans.ref_to == mid
     assert ans.signed
     if description is not None:
         d = ans._find('.//eb:SignalMessage/eb:Error/eb:Description')
         assert d is not None and description in d.text, ans
+    assert ans.error_detail == detail, ans
+    if detail is not None:
+        e = ans._find('.//eb:SignalMessage/eb:Error')
+        assert [c.tag.split('}')[1] for c in e] == ['Description', 'ErrorDetail'], ans
     assert gw.store.counts(mid) == (0, 0, 0)
     assert gw.store.totals() == (0, 0, 0)
 
@@ -175,13 +186,31 @@ def test_mismatch_refused_nothing_stored(peppol_gw, case):
 
 
 def test_document_type_not_served(peppol_gw):
-    # consistent, but the leg serves invoices only
+    # consistent, but the leg serves invoices only: the Peppol AS4 profile's
+    # EBMS:0004 with eb:ErrorDetail PEPPOL:NOT_SERVICED (the Description too)
     mid = new_id()
     ans = push(peppol_gw, mid, [sbd(doc=CREDIT)], doc=CREDIT)
-    assert_refused(peppol_gw, mid, ans, 'PEPPOL:NOT_SERVICED')
+    assert_refused(peppol_gw, mid, ans, NOT_SERVICED, detail=NOT_SERVICED)
+    # the log line keeps what was not served; the partner never sees it
+    assert b'not served' not in ans.body
     # an invoice (on the invoice leg) is still accepted after the refusal
     mid = new_id()
     assert push(peppol_gw, mid, [sbd()]).is_receipt
+
+
+def test_process_not_served(peppol_gw):
+    # consistent, but the leg serves the billing process only
+    mid = new_id()
+    ans = push(peppol_gw, mid, [sbd(proc=ORDERING)], proc=ORDERING)
+    assert_refused(peppol_gw, mid, ans, NOT_SERVICED, detail=NOT_SERVICED)
+    assert b'not served' not in ans.body
+
+
+def test_other_error_has_no_error_detail(peppol_gw):
+    # not a Peppol refusal (no leg for this Action): no eb:ErrorDetail
+    mid = new_id()
+    ans = push(peppol_gw, mid, [sbd()], doc='busdox-docid-qns::unknown')
+    assert_refused(peppol_gw, mid, ans, code='EBMS:0010')
 
 
 # signed, encrypted (to the gateway's pair) and compressed by `as4gw push`
