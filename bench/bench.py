@@ -4,8 +4,9 @@
 Measures, in one run, the machine's own limits (openssl speed, pgbench with
 the accept transaction's SQL shape, wrk against GET /healthz, pg_test_fsync)
 and as4gw end to end on PostgreSQL and SQLite at 1, 8, 32 and 128 concurrent
-connections: (a) signed 4 KiB messages, (b) signed + encrypted + compressed,
-(c) duplicate replay; peak RSS idle, under load and for one 100 MiB payload.
+connections: (a) signed 4 KiB messages, (e) the same signed as eDelivery AS4
+2.0 (Ed25519) to a 2.0 leg, (b) signed + encrypted + compressed, (c)
+duplicate replay; peak RSS idle, under load and for one 100 MiB payload.
 Prints ONE fixed-width table on stdout (progress goes to stderr), and the
 same table as markdown with --out FILE.  bench/README.md explains every
 figure.  Every process and temporary directory it makes is removed on exit.
@@ -37,12 +38,15 @@ KIB = 1024
 MIB = 1024 * 1024
 NS_ROLE = "http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/"
 ACTION = {"a": "urn:as4gw:bench:Signed", "b": "urn:as4gw:bench:SignedEncrypted",
-          "u": "urn:as4gw:bench:Unsigned"}
+          "e": "urn:as4gw:bench:Signed20", "u": "urn:as4gw:bench:Unsigned"}
 KIND_NAME = {"a": "(a) signed, 4 KiB", "b": "(b) signed+encrypted+gzip",
-             "c": "(c) duplicate replay"}
+             "c": "(c) duplicate replay", "e": "(e) 2.0 signed, 4 KiB"}
+# the kinds of NEW messages, in the order of the cells and of the table's
+# rows: (e) is (a) under eDelivery AS4 2.0, so it stands next to (a)
+NEW_KINDS = ("a", "e", "b")
 # first guess of the gateway's rate (messages/s) that sizes the pre-built
 # sets before any cell ran; later cells size them from what they measured
-FIRST_GUESS = {"a": 3000, "b": 2000}
+FIRST_GUESS = {"a": 3000, "b": 2000, "e": 3000}
 
 
 class BenchError(Exception):
@@ -132,11 +136,22 @@ class Procs:
 
 # ---- configuration --------------------------------------------------------
 
-def leg_xml(pid, action, encryption, certs):
+def leg_xml(pid, action, encryption, certs, v20=False):
     """One P-Mode leg: the dev sender, signing required (encryption None:
-    an unsigned leg, for the 100 MiB payload when it cannot be signed)."""
+    an unsigned leg, for the 100 MiB payload when it cannot be signed).
+    v20: profile="edelivery-2.0", the dev Ed25519 sender, the gateway's
+    X25519 pair (as conf/as4gw.xml's dev-2.0 leg); its Receipts are signed
+    with the gateway's Ed25519 pair (<signingKeys>)."""
     if encryption is None:
         security = '<security signing="never" encryption="never"/>'
+    elif v20:
+        security = """<security signing="required" encryption="%s" \
+profile="edelivery-2.0">
+      <signer><certificate>%s/sender-ed25519.crt</certificate></signer>
+      <trust><anchor>%s/ca.crt</anchor></trust>
+      <decryption><certificate>%s/gateway-x25519.crt</certificate>
+        <key>%s/gateway-x25519.key</key></decryption>
+    </security>""" % (encryption, certs, certs, certs, certs)
     else:
         security = """<security signing="required" encryption="%s">
       <signer><certificate>%s/sender.crt</certificate></signer>
@@ -167,6 +182,12 @@ def config_xml(port, store, threads, certs):
       <certificate>%s/gateway.crt</certificate>
       <key>%s/gateway.key</key>
     </signing>
+    <signingKeys>
+      <signing id="ed25519">
+        <certificate>%s/gateway-ed25519.crt</certificate>
+        <key>%s/gateway-ed25519.key</key>
+      </signing>
+    </signingKeys>
     <limits>
       <maxBodyBytes>%d</maxBodyBytes>
       <requestDeadlineSeconds>600</requestDeadlineSeconds>
@@ -176,9 +197,10 @@ def config_xml(port, store, threads, certs):
     </limits>
     <purge><intervalSeconds>0</intervalSeconds></purge>
   </gateway>
-%s%s%s</as4gw>
-""" % (port, store, threads, certs, certs, 256 * MIB, 2048 * MIB,
-       leg_xml("bench-signed", ACTION["a"], "optional", certs),
+%s%s%s%s</as4gw>
+""" % (port, store, threads, certs, certs, certs, certs, 256 * MIB,
+       2048 * MIB, leg_xml("bench-signed", ACTION["a"], "optional", certs),
+       leg_xml("bench-signed-2.0", ACTION["e"], "optional", certs, True),
        leg_xml("bench-encrypted", ACTION["b"], "required", certs),
        leg_xml("bench-unsigned", ACTION["u"], None, certs))
 
@@ -399,10 +421,12 @@ class Bench:
                                                  sqlite3.sqlite_version, wrk_v))
 
     def openssl_limits(self):
-        """openssl speed -multi NPROC: RSA-2048 and AES-128-GCM 4 KiB."""
+        """openssl speed -multi NPROC: RSA-2048, Ed25519 and AES-128-GCM
+        4 KiB."""
         n = str(self.res["nproc"])
         s = str(self.a.openssl_seconds)
-        log("openssl speed rsa2048, aes-128-gcm (-multi %s, %s s each)" % (n, s))
+        log("openssl speed rsa2048, ed25519, aes-128-gcm (-multi %s, %s s "
+            "each)" % (n, s))
         out = run(["openssl", "speed", "-seconds", s, "-multi", n, "-mr",
                    "rsa2048"])
         g = re.search(r"^\+F2:\d+:2048:([\d.]+):([\d.]+)$", out, re.M)
@@ -410,6 +434,14 @@ class Bench:
             raise BenchError("openssl speed rsa2048: no +F2 line: " + out[-500:])
         self.res["sign"] = float(g.group(1))
         self.res["verify"] = float(g.group(2))
+        out = run(["openssl", "speed", "-seconds", s, "-multi", n, "-mr",
+                   "ed25519"])
+        g = re.search(r"^\+F6:\d+:253:Ed25519:([\d.]+):([\d.]+)$", out, re.M)
+        if not g:
+            raise BenchError("openssl speed ed25519: no +F6 line: "
+                             + out[-500:])
+        self.res["ed_sign"] = float(g.group(1))
+        self.res["ed_verify"] = float(g.group(2))
         out = run(["openssl", "speed", "-seconds", s, "-multi", n, "-mr",
                    "-evp", "aes-128-gcm", "-bytes", "4096"])
         g = re.search(r"^\+F:\d+:AES-128-GCM:([\d.]+)$", out, re.M)
@@ -448,7 +480,9 @@ class Bench:
     # -- pre-built requests ---------------------------------------------------
 
     def push_cmd(self, kind, path, count):
-        """`as4gw push --write-requests` for kind a or b."""
+        """`as4gw push --write-requests` for kind a, b or e (e: (a) as
+        eDelivery AS4 2.0 sends it, signed with the dev Ed25519 sender)."""
+        sender = "sender-ed25519" if kind == "e" else "sender"
         cmd = [self.as4gw, "push", "--write-requests", path,
                "--count", str(count), "--quiet",
                "--from", "urn:as4gw:dev:sender",
@@ -456,8 +490,10 @@ class Bench:
                "--service", "urn:as4gw:dev:service",
                "--action", ACTION[kind],
                "--payload", self.payload4k + ";mime=application/octet-stream",
-               "--sign", "--sign-cert", self.certs + "/sender.crt",
-               "--sign-key", self.certs + "/sender.key"]
+               "--sign", "--sign-cert", "%s/%s.crt" % (self.certs, sender),
+               "--sign-key", "%s/%s.key" % (self.certs, sender)]
+        if kind == "e":
+            cmd += ["--profile", "edelivery-2.0"]
         if kind == "b":
             cmd += ["--encrypt", "--recipient-cert",
                     self.certs + "/gateway.crt", "--compress"]
@@ -631,12 +667,12 @@ class Bench:
         self.hwm[backend] = max(self.hwm.get(backend, 0), gw.stop())
 
     def cells_backend(self, backend):
-        """Idle RSS, then (a), (b), (c) at every concurrency."""
+        """Idle RSS, then (a), (e), (b), (c) at every concurrency."""
         gw = Gateway(self, backend, "%s-idle" % backend).start()
         time.sleep(1)
         self.res[(backend, "idle")] = gw.rss("VmRSS")
         gw.stop()
-        for kind in ("a", "b"):
+        for kind in NEW_KINDS:
             for c in CONC:
                 self.res[(backend, kind, c)] = self.cell_new(backend, kind, c)
         self.cells_dup(backend)
@@ -822,7 +858,7 @@ class Bench:
                                                         self.pg.dir))
             self.pg.start()
         self.build_set("c", "a", self.a.replay_set)
-        for kind in ("a", "b"):
+        for kind in NEW_KINDS:
             self.ensure_set(kind, self.rate_seen[kind])
         if self.a.threads == "auto":
             self.pick_threads()
@@ -881,14 +917,40 @@ def met(ok):
     return "met" if ok else "NOT met"
 
 
+def crypto_rows(r):
+    """The openssl rows of the machine limits, and the crypto limit of (a)
+    (the composite limits of the backends use it)."""
+    n = r["nproc"]
+    crypto_a = composite([r["sign"], r["verify"]])
+    crypto_e = composite([r["ed_sign"], r["ed_verify"]])
+    crypto_b = composite([r["sign"], r["sign"], r["verify"], r["aes4k"],
+                          r["gunzip4k"]])
+    rows = [
+        ("rsa2048 sign/s (-multi %d)" % n, "%.0f" % r["sign"],
+         "1 per Receipt; (b) +1 key unwrap"),
+        ("rsa2048 verify/s (-multi %d)" % n, "%.0f" % r["verify"],
+         "1 per signed message"),
+        ("ed25519 sign/s (-multi %d)" % n, "%.0f" % r["ed_sign"],
+         "(e): 1 per Receipt"),
+        ("ed25519 verify/s (-multi %d)" % n, "%.0f" % r["ed_verify"],
+         "(e): 1 per signed message"),
+        ("aes-128-gcm 4 KiB/s (-multi %d)" % n, "%.0f" % r["aes4k"],
+         "(b) payload"),
+        ("gunzip 4 KiB/s (zlib x %d)" % n, "%.0f" % r["gunzip4k"],
+         "(b) payload"),
+        ("crypto limit (a) msg/s", "%.0f" % crypto_a, "1/(1/sign+1/verify)"),
+        ("crypto limit (e) msg/s", "%.0f" % crypto_e,
+         "1/(1/ed25519 sign+1/ed25519 verify)"),
+        ("crypto limit (b) msg/s", "%.0f" % crypto_b,
+         "1/(2/sign+1/verify+1/aes+1/gunzip)")]
+    return rows, crypto_a
+
+
 def table_rows(b):
     """The table as rows: ('#', title) section, (label, [4 cells] or str,
     target) figure rows."""
     r = b.res
     rows = []
-    crypto_a = composite([r["sign"], r["verify"]])
-    crypto_b = composite([r["sign"], r["sign"], r["verify"], r["aes4k"],
-                          r["gunzip4k"]])
 
     def per_c(fn):
         return [fn(c) for c in CONC]
@@ -907,19 +969,8 @@ def table_rows(b):
     rows.append(("fsync", "pg_test_fsync -s 1, one 8 kB write, fdatasync: "
                  + r["fsync"], ""))
     rows.append(("#", "machine limits, measured in the same run", True))
-    n = r["nproc"]
-    rows.append(("rsa2048 sign/s (-multi %d)" % n, "%.0f" % r["sign"],
-                 "1 per Receipt; (b) +1 key unwrap"))
-    rows.append(("rsa2048 verify/s (-multi %d)" % n, "%.0f" % r["verify"],
-                 "1 per signed message"))
-    rows.append(("aes-128-gcm 4 KiB/s (-multi %d)" % n, "%.0f" % r["aes4k"],
-                 "(b) payload"))
-    rows.append(("gunzip 4 KiB/s (zlib x %d)" % n, "%.0f" % r["gunzip4k"],
-                 "(b) payload"))
-    rows.append(("crypto limit (a) msg/s", "%.0f" % crypto_a,
-                 "1/(1/sign+1/verify)"))
-    rows.append(("crypto limit (b) msg/s", "%.0f" % crypto_b,
-                 "1/(2/sign+1/verify+1/aes+1/gunzip)"))
+    crypto, crypto_a = crypto_rows(r)
+    rows += crypto
     rows.append(("HTTP GET /healthz req/s", per_c(
         lambda c: fmt_rate(r.get(("http", c)))), "wrk, same script"))
     rows.append(("  HTTP p50/p99 ms", per_c(
@@ -947,12 +998,13 @@ def table_rows(b):
 
 
 def backend_rows(b, backend, crypto_a, per_c):
-    """The rows of one backend: (a), (b), (c), composite, ratio, RSS."""
+    """The rows of one backend: (a), (e), (e)/(a), (b), (c), composite,
+    ratio, RSS."""
     r = b.res
     name = "PostgreSQL (fsync, synchronous_commit on)" if backend == "pg" \
         else "SQLite (temp file)"
     rows = [("#", "as4gw on %s" % name, True)]
-    for kind in ("a", "b", "c"):
+    for kind in ("a", "e", "b", "c"):
         target = ""
         if backend == "pg" and kind == "a":
             rc = r[(backend, kind, 32)]
@@ -969,6 +1021,11 @@ def backend_rows(b, backend, crypto_a, per_c):
                 r[(backend, kind, 32)]["p99_us"] <= 20000)
         rows.append(("  (%s) p50/p99 ms" % kind, per_c(
             lambda c, k=kind: fmt_lat(r[(backend, k, c)])), target))
+        if kind == "e":
+            rows.append(("  (e) / (a) msg/s", per_c(
+                lambda c: "%.2f" % (r[(backend, "e", c)]["rate"] /
+                                    r[(backend, "a", c)]["rate"])),
+                "2.0 (Ed25519) against 1.x (RSA-2048), same run"))
     def ratio_rows(label, comp, how):
         rows.append((label, ["%.0f" % x for x in comp], how))
         rows.append(("  (a) / composite", [
@@ -1046,8 +1103,8 @@ def render_markdown(rows, notes_text):
 def notes(b):
     """Lines under the table: what the marks mean, the problems."""
     lines = ["", "msg/s = answers/s from wrk; p50/p99 = wrk latency per request"
-             " (ms). Every (a)/(b) request is a NEW message (empty store, fresh"
-             " gateway per cell);",
+             " (ms). Every (a)/(e)/(b) request is a NEW message (empty store,"
+             " fresh gateway per cell);",
              "the gateway's as4gw_messages_total counters were checked after "
              "every cell. '!' = a check failed (see below). The machine may be"
              " shared: figures are noisy."]

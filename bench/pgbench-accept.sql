@@ -1,6 +1,7 @@
 -- pgbench custom script: the SQL shape of one PostgreSQL accept of as4gw
--- (src/store/store_pg.c, sql/postgresql/004_party_key.sql), for bench/run's
--- "machine limit" row: what the database alone does per accepted message.
+-- (src/store/store_pg.c, sql/postgresql/006_business_key.sql), for
+-- bench/run's "machine limit" row: what the database alone does per
+-- accepted message.
 --
 --   as4gw migrate -c CONF   (CONF's store: the database below)
 --   pgbench -n -f bench/pgbench-accept.sql -c N -j 2 -T S DBNAME
@@ -9,9 +10,11 @@
 -- SELECT * FROM as4gw_accept(...) in autocommit (its own transaction,
 -- synchronous commit) with a new MessageId each time (gen_random_uuid), so
 -- every call is a NEW: the inbox row with a 32-byte hash and a 3 KiB
--- receipt, one 4 KiB payload row, the delivery row.  The bytes are fixed
--- random bytes (incompressible, like a compressed or encrypted payload and
--- more than a real receipt: both are stored out of line by TOAST).
+-- receipt, one 4 KiB payload row, the delivery row; no business key
+-- (NULL, mode 1 = flag: what the gateway passes for a leg without one).
+-- The bytes are fixed random bytes (incompressible, like a compressed or
+-- encrypted payload and more than a real receipt: both are stored out of
+-- line by TOAST).
 --
 -- Not included: the NOTIFY the gateway sends after a NEW in a transaction of
 -- its own without waiting for it (no WAL flush; read with the next call).
@@ -150,4 +153,6 @@ SELECT outcome FROM as4gw_accept(
 		'5c31a6288b506ff53e6a445eb9602b9c9e391a9ffe4cfedfb4608c17582c449b1df776bea19c1b77ca8f645820e44147651cfd610c9b9decf25271265c519527'
 		'7fd121f9894f1ca1b7732a4a31b4c9e2e4af42a3994cb01a5c8f9c43d0bdf122c97ef47ac9936211d9e23cff32f3e5053480b14b2a302bf07998b2ba9f071868'
 		'5516601887a7701625812c9808ac2eaa02af811913d47e884999f299244b228d1628c24559363c113a6cccfda1af4c0dc44c7f3a2d900f85a380e55d0dc68780'
-		'e99ccac248632a30f2186035b894b728f6eed3e742a80e206e9dcd2d83908ec87f84d9ad5e038418b7dddf908fbcc309a5b8736d4e605b37a735f36f3da9660c'::bytea]);
+		'e99ccac248632a30f2186035b894b728f6eed3e742a80e206e9dcd2d83908ec87f84d9ad5e038418b7dddf908fbcc309a5b8736d4e605b37a735f36f3da9660c'::bytea],
+	NULL,
+	1);
