@@ -27,7 +27,8 @@ import zlib
 from lxml import etree
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.x509.oid import NameOID
@@ -67,6 +68,12 @@ RSA_MD5 = 'http://www.w3.org/2001/04/xmldsig-more#rsa-md5'
 HMAC_SHA256 = 'http://www.w3.org/2001/04/xmldsig-more#hmac-sha256'
 SIG_HASH = {RSA_SHA256: hashes.SHA256, RSA_SHA512: hashes.SHA512, RSA_SHA1: hashes.SHA1,
             RSA_MD5: hashes.MD5}
+# eDelivery AS4 2.0 (RFC 9231 2.3.7: Ed25519 over the octets; XML-DSig 1.1
+# 6.4.3 / RFC 6931 2.3.6: ECDSA as raw r || s, each the curve's size)
+EDDSA_ED25519 = 'http://www.w3.org/2021/04/xmldsig-more#eddsa-ed25519'
+ECDSA_HASH = {'http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256': hashes.SHA256,
+              'http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha384': hashes.SHA384,
+              'http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha512': hashes.SHA512}
 # Transforms that must never run (NEGATIVE-CASES 35)
 XPATH = 'http://www.w3.org/TR/1999/REC-xpath-19991116'
 XPATH_FILTER2 = 'http://www.w3.org/2002/06/xmldsig-filter2'
@@ -309,8 +316,8 @@ def resign(text, key_path, digests=True):
     """Make the signature of text valid again for its (possibly edited)
     SignedInfo: the DigestValue of every "#id" Reference (its last c14n
     transform, its DigestMethod) when digests, then the SignatureValue
-    (CanonicalizationMethod, SignatureMethod RSA PKCS#1 v1.5) with the key
-    at key_path.  "cid:" digests are left as they are (the attachment is
+    (CanonicalizationMethod, SignatureMethod: RSA PKCS#1 v1.5, or
+    eddsa-ed25519 / ecdsa-sha* as sign_value() says) with the key at key_path.  "cid:" digests are left as they are (the attachment is
     unchanged) unless set with set_cid_digest()."""
     root = _parse(text)
     if digests:
@@ -322,8 +329,24 @@ def resign(text, key_path, digests=True):
     si = root.find('.//ds:Signature/ds:SignedInfo', NS)
     octets = _c14n(si, si.find('ds:CanonicalizationMethod', NS))
     alg = si.find('ds:SignatureMethod', NS).get('Algorithm')
-    sig = load_key(key_path).sign(octets, padding.PKCS1v15(), SIG_HASH[alg]())
+    sig = sign_value(load_key(key_path), alg, octets)
     return set_text(text, 'ds:SignatureValue', 0, base64.b64encode(sig).decode())
+
+
+def sign_value(key, alg, octets):
+    """The SignatureValue octets of SignatureMethod alg over octets:
+    eddsa-ed25519 (RFC 9231 2.3.7, RFC 8032: deterministic), ecdsa-sha256/
+    384/512 (XML-DSig 1.1 6.4.3: r || s, each as long as the curve's order),
+    else RSA PKCS#1 v1.5 with SIG_HASH[alg]."""
+    if alg == EDDSA_ED25519:
+        assert isinstance(key, ed25519.Ed25519PrivateKey), (alg, key)
+        return key.sign(octets)
+    if alg in ECDSA_HASH:
+        assert isinstance(key, ec.EllipticCurvePrivateKey), (alg, key)
+        r, s = decode_dss_signature(key.sign(octets, ec.ECDSA(ECDSA_HASH[alg]())))
+        n = (key.curve.key_size + 7) // 8
+        return r.to_bytes(n, 'big') + s.to_bytes(n, 'big')
+    return key.sign(octets, padding.PKCS1v15(), SIG_HASH[alg]())
 
 
 def set_cid_digest(text, cid, data, digest=SHA256):
@@ -425,7 +448,9 @@ def issue_cert(path, cn, key, issuer_cert=None, issuer_key=None, days=(-1, 730),
     if issuer_cert is not None:
         b = b.add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(
             issuer_cert.public_key()), critical=False)
-    cert = b.sign(signing_key, hashes.SHA256())
+    # Ed25519 signs without a separate digest (RFC 8410 3); RSA/EC with SHA-256
+    digest = None if isinstance(signing_key, ed25519.Ed25519PrivateKey) else hashes.SHA256()
+    cert = b.sign(signing_key, digest)
     with open(path, 'wb') as f:
         f.write(cert.public_bytes(serialization.Encoding.PEM))
     return cert

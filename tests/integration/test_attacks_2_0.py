@@ -1,0 +1,241 @@
+"""The generated attacks of test_attacks.py against eDelivery AS4 2.0
+messages (issue 13, "every tamper of the 1.x attack suite that applies"),
+over HTTP against the real binary on SQLite and PostgreSQL.
+
+The test functions are test_attacks.py's own, imported; pytest gives them
+this module's fixtures: `pki` is the dev PKI with sender.crt/.key replaced
+by the Ed25519 sender (so every tamper.resign(..., pki / 'sender.key')
+re-signs with eddsa-ed25519), `make` runs `as4gw push --profile
+edelivery-2.0` (encryption: X25519 to gateway-x25519.crt), `apki` holds
+Ed25519 attacker certificates, and every leg has profile="edelivery-2.0"
+with the gateway's Ed25519 signing pair.  Every answer the gateway gives
+here (eb:Error or Receipt) is checked to be signed with eddsa-ed25519 by
+gateway-ed25519.crt (python-cryptography, test_profiles.verify_signal).
+
+Left out, as they do not apply to 2.0: 37 rsa-sha1/rsa-md5 and the
+rsa-sha512 leg allowlist (RSA; an RSA signature on a 2.0 leg is
+test_profiles' downgrade test), 39 encrypted-plaintext, 47-49, the CBC
+padding oracle and the first half of 51 (they need the RSA-transported
+content key or rsa-1_5 / aes-cbc, which 2.0 does not have), 41's
+ds:RSAKeyValue (replaced below by the attacker's Ed25519 key in
+dsig11:DEREncodedKeyValue), 45 --verify-at (a serve option, not a
+signature property), 52-54 unsigned and 55-59 (no signature involved).
+"""
+import base64
+import shutil
+import subprocess
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ed25519
+
+import as4msg
+import tamper
+import test_attacks as ta
+from conftest import BIN, Gateway, free_port, make_dsn
+from tamper import Message, element, once
+from test_profiles import ED25519, verify_signal
+
+# The applicable cases of test_attacks.py, run as they are (pytest collects
+# these names in this module, with this module's fixtures).
+from test_attacks import (  # noqa: F401
+    test_28_unsigned_message_to_signing_leg,
+    test_29_signature_not_covering_messaging,
+    test_30_signature_not_covering_one_payload,
+    test_resigning_alone_is_accepted,
+    test_31_xsw_signed_body_wrapped,
+    test_32_duplicate_id_forged_copy_first,
+    test_33_forged_messaging_in_place_signed_one_wrapped,
+    test_34_reference_uri_outside_the_message,
+    test_35_forbidden_transforms_not_run,
+    test_36_too_many_transforms_or_references,
+    test_38_other_canonicalization_refused,
+    test_40_content_changed_after_signing,
+    test_42_untrusted_signer,
+    test_43_signer_certificate_not_valid_now,
+    test_44_trusted_certificate_not_bound_to_leg,
+    test_45_timestamp_checked,
+    test_45_control_fresh_timestamp_accepted,
+    test_46_timestamp_duplicated_or_unsigned,
+    test_id_reference_with_caret_refused,
+    test_50_encrypted_data_in_header_wrapper,
+    test_51_payload_in_body_where_encryption_required,
+    test_51_control_encrypted_accepted,
+    test_52_signed_compressed_payload_not_gzip,
+    test_58_forged_signature_does_not_reserve_victim_id,
+    test_58_forgery_after_genuine_gets_no_stored_receipt,
+)
+
+EB = ta.EB
+SIGNING_KEYS = ('<signingKeys><signing id="ed25519"><certificate>{pki}/gateway-ed25519.crt'
+                '</certificate><key>{pki}/gateway-ed25519.key</key></signing></signingKeys>')
+DECRYPTION = ('<decryption><certificate>{pki}/gateway-x25519.crt</certificate>'
+              '<key>{pki}/gateway-x25519.key</key></decryption>')
+
+# test_attacks.ATTACK_LEGS' actions (the imported tests name them), each a
+# profile="edelivery-2.0" leg.
+ATTACK_LEGS_2_0 = ''.join(f'''
+  <pmode id="{pid}">
+    <from role="{as4msg.ROLE_INIT}"><partyId>urn:as4gw:dev:sender</partyId></from>
+    <to role="{as4msg.ROLE_RESP}"><partyId>urn:as4gw:dev:gateway</partyId></to>
+    <service>urn:as4gw:dev:service</service>
+    <action>{EB}{action}</action>
+    <security signing="required" encryption="{enc}" profile="edelivery-2.0">
+      <signer><certificate>{signer}</certificate></signer>
+      <trust><anchor>{{pki}}/ca.crt</anchor></trust>{DECRYPTION}
+    </security>
+  </pmode>''' for pid, action, enc, signer in [
+    ('signed-2-0', 'SignedOnly', 'optional', '{pki}/sender.crt'),
+    ('enc-required-2-0', 'EncRequired', 'required', '{pki}/sender.crt'),
+    ('self-signed-2-0', 'SelfSigned', 'optional', '{apki}/selfsigned.crt'),
+    ('other-ca-2-0', 'OtherCa', 'optional', '{apki}/other.crt'),
+    ('expired-2-0', 'Expired', 'optional', '{apki}/expired.crt'),
+    ('not-yet-valid-2-0', 'NotYetValid', 'optional', '{apki}/future.crt'),
+])
+
+
+# ---- fixtures (test_attacks.py's, in 2.0) -----------------------------------
+
+@pytest.fixture(scope='module')
+def pki(pki, tmp_path_factory):
+    """The dev PKI with sender.crt/.key = sender-ed25519.crt/.key (what the
+    imported tests re-sign with); gateway.crt/.key stay RSA (the gateway's
+    default <signing>, which 2.0 legs do not use)."""
+    d = tmp_path_factory.mktemp('pki-2-0')
+    for f in pki.iterdir():
+        if f.is_file():
+            shutil.copy2(f, d / f.name)
+    for ext in ('crt', 'key'):
+        shutil.copy2(pki / f'sender-ed25519.{ext}', d / f'sender.{ext}')
+    return d
+
+
+@pytest.fixture(scope='module')
+def apki(pki, tmp_path_factory):
+    """test_attacks.apki with Ed25519 keys: self-signed, from another CA
+    under the sender's name, expired, not yet valid, and the attacker."""
+    d = tmp_path_factory.mktemp('attack-pki-2-0')
+    ca_cert, ca_key = tamper.load_cert(f'{pki}/ca.crt'), tamper.load_key(f'{pki}/ca.key')
+    k = ed25519.Ed25519PrivateKey.generate()
+    evil_ca_key = ed25519.Ed25519PrivateKey.generate()
+    evil_ca = tamper.issue_cert(d / 'evil-ca.crt', 'as4gw-dev-ca', evil_ca_key, ca=True)
+    for name, issuer, days in [('selfsigned', (None, None), (-1, 730)),
+                               ('other', (evil_ca, evil_ca_key), (-1, 730)),
+                               ('expired', (ca_cert, ca_key), (-400, -30)),
+                               ('future', (ca_cert, ca_key), (30, 400)),
+                               ('attacker', (None, None), (-1, 730))]:
+        tamper.save_key(k, d / f'{name}.key')
+        tamper.issue_cert(d / f'{name}.crt', 'as4gw-dev-sender-ed25519', k, *issuer, days=days)
+    return d
+
+
+def _legs(apki):
+    return ATTACK_LEGS_2_0.replace('{apki}', str(apki))
+
+
+@pytest.fixture(scope='module', params=['sqlite', 'postgresql'])
+def agw(request, tmp_path_factory, pki, apki):
+    """test_attacks.agw: one gateway with every 2.0 attack leg per backend."""
+    d = tmp_path_factory.mktemp(f'attack-gw-2-0-{request.param}')
+    gw = Gateway(d, pki, make_dsn(request.param, d), legs=_legs(apki),
+                 extra_gateway=SIGNING_KEYS.replace('{pki}', str(pki))).start()
+    yield gw
+    rc = gw.stop()
+    assert rc == 0, f'as4gw exited {rc} after SIGTERM: {gw.logtext()[-2000:]}'
+
+
+@pytest.fixture
+def fresh_gw(gateway_factory, pki, apki):
+    return gateway_factory(legs=_legs(apki),
+                           extra_gateway=SIGNING_KEYS.replace('{pki}', str(pki))).start()
+
+
+@pytest.fixture
+def make(tmp_path, pki, apki):
+    """test_attacks.make for 2.0: `as4gw push --profile edelivery-2.0`;
+    signer 'sender' (Ed25519), 'gateway' (gateway-ed25519, same CA, not the
+    leg's signer) or an apki name; any encrypt_to means the leg's X25519
+    key-agreement certificate (2.0 has no RSA key transport)."""
+    counter = [0]
+
+    def build(action=ta.SIGNED, signer='sender', encrypt_to=None, compress=False,
+              payloads=((b'<Invoice>1</Invoice>', 'application/xml'),), message_id=None):
+        counter[0] += 1
+        n = counter[0]
+        out = tmp_path / f'msg2-{n}.req'
+        args = [BIN, 'push', '--url', f'http://127.0.0.1:{free_port()}/as4',
+                '--from', 'urn:as4gw:dev:sender', '--to', 'urn:as4gw:dev:gateway',
+                '--service', 'urn:as4gw:dev:service', '--action', action,
+                '--profile', 'edelivery-2.0',
+                '--connect-timeout', '2', '--timeout', '5', '--save-request', str(out)]
+        for i, (data, mime) in enumerate(payloads):
+            p = tmp_path / f'msg2-{n}-payload-{i + 1}'
+            p.write_bytes(data)
+            args += ['--payload', f'{p};mime={mime};cid=part-{i + 1}@as4gw-test']
+        if signer is not None:
+            d, name = {'sender': (pki, 'sender'), 'gateway': (pki, 'gateway-ed25519')}.get(
+                signer, (apki, signer))
+            args += ['--sign', '--sign-cert', f'{d}/{name}.crt', '--sign-key', f'{d}/{name}.key']
+        if encrypt_to is not None:
+            args += ['--encrypt', '--recipient-cert', f'{pki}/gateway-x25519.crt']
+        if compress:
+            args.append('--compress')
+        if message_id is not None:
+            args += ['--message-id', message_id]
+        p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        assert out.exists(), f'as4gw push wrote no request: {p.stderr}'
+        msg = Message.load(str(out))
+        if signer is not None:
+            assert ED25519 in msg.envelope, msg.envelope[:3000]
+        return msg
+
+    return build
+
+
+@pytest.fixture(autouse=True)
+def answers_signed_in_kind(monkeypatch, pki):
+    """Every answer test_attacks.post() gets here, eb:Error or Receipt, is
+    signed with eddsa-ed25519 by the leg's key, gateway-ed25519.crt."""
+    post = ta.post
+
+    def checked(gw, msg, timeout=30):
+        ans = post(gw, msg, timeout)
+        if ans.status == 200 and (ans.error_code or ans.is_receipt):
+            assert verify_signal(ans.body, f'{pki}/gateway-ed25519.crt') == ED25519, ans
+        return ans
+    monkeypatch.setattr(ta, 'post', checked)
+
+
+# ---- the cases that apply only in part ---------------------------------------
+
+@pytest.mark.parametrize('kind', ['hmac-sha256', 'digest-sha1', 'digest-md5'])
+def test_37_weak_algorithms_refused(agw, make, pki, kind):
+    """test_attacks 37 without rsa-sha1/rsa-md5 (RSA); the weak digests are
+    genuinely re-signed with Ed25519."""
+    ta.test_37_weak_algorithms_refused(agw, make, pki, kind)
+
+
+@pytest.mark.parametrize('kind', ['xml-payload', 'binary-payload'])
+def test_39_attachment_byte_flipped(agw, make, pki, kind):
+    """test_attacks 39 without encrypted-plaintext (RSA content key)."""
+    ta.test_39_attachment_byte_flipped(agw, make, pki, kind)
+
+
+@pytest.mark.parametrize('kind', ['keyvalue-only', 'keyvalue-beside-token-reference'])
+def test_41_attacker_key_in_keyvalue(agw, make, apki, kind):
+    """NEGATIVE-CASES 41 in 2.0 -> EBMS:0101: a signature valid under the
+    attacker's Ed25519 key, which travels in dsig11:DEREncodedKeyValue
+    (XML-DSig 1.1 4.5.2.3; Ed25519 has no ds:KeyValue form)."""
+    msg = make()
+    attacker = tamper.load_key(apki / 'attacker.key')
+    spki = attacker.public_key().public_bytes(serialization.Encoding.DER,
+                                              serialization.PublicFormat.SubjectPublicKeyInfo)
+    kv = ('<dsig11:DEREncodedKeyValue xmlns:dsig11="http://www.w3.org/2009/xmldsig11#">'
+          f'{base64.b64encode(spki).decode()}</dsig11:DEREncodedKeyValue>')
+
+    def swap(e):
+        ki = element(e, 'ds:KeyInfo')
+        inner = kv if kind == 'keyvalue-only' else kv + element(ki, 'wsse:SecurityTokenReference')
+        e = once(e, ki, f'<ds:KeyInfo>{inner}</ds:KeyInfo>')
+        return tamper.resign(e, str(apki / 'attacker.key'), digests=False)
+    ta.refused(agw, ta.edit(msg, swap), 'EBMS:0101', ta.message_id(msg))
