@@ -317,7 +317,8 @@ def resign(text, key_path, digests=True):
     SignedInfo: the DigestValue of every "#id" Reference (its last c14n
     transform, its DigestMethod) when digests, then the SignatureValue
     (CanonicalizationMethod, SignatureMethod: RSA PKCS#1 v1.5, or
-    eddsa-ed25519 / ecdsa-sha* as sign_value() says) with the key at key_path.  "cid:" digests are left as they are (the attachment is
+    eddsa-ed25519 / ecdsa-sha* as sign_value() says) with the key at
+    key_path.  "cid:" digests are left as they are (the attachment is
     unchanged) unless set with set_cid_digest()."""
     root = _parse(text)
     if digests:

@@ -11,6 +11,8 @@ Ed25519 attacker certificates, and every leg has profile="edelivery-2.0"
 with the gateway's Ed25519 signing pair.  Every answer the gateway gives
 here (eb:Error or Receipt) is checked to be signed with eddsa-ed25519 by
 gateway-ed25519.crt (python-cryptography, test_profiles.verify_signal).
+The 2.0-EC profile gets the same proof in one test at the end (P-256
+sender, ecdsa-sha256 re-signed as raw r || s, Receipts by gateway-p256).
 
 Left out, as they do not apply to 2.0: 37 rsa-sha1/rsa-md5 and the
 rsa-sha512 leg allowlist (RSA; an RSA signature on a 2.0 leg is
@@ -22,6 +24,7 @@ dsig11:DEREncodedKeyValue), 45 --verify-at (a serve option, not a
 signature property), 52-54 unsigned and 55-59 (no signature involved).
 """
 import base64
+import re
 import shutil
 import subprocess
 
@@ -34,7 +37,7 @@ import tamper
 import test_attacks as ta
 from conftest import BIN, Gateway, free_port, make_dsn
 from tamper import Message, element, once
-from test_profiles import ED25519, verify_signal
+from test_profiles import ECDSA_SHA256, ED25519, verify_signal
 
 # The applicable cases of test_attacks.py, run as they are (pytest collects
 # these names in this module, with this module's fixtures).
@@ -68,7 +71,9 @@ from test_attacks import (  # noqa: F401
 
 EB = ta.EB
 SIGNING_KEYS = ('<signingKeys><signing id="ed25519"><certificate>{pki}/gateway-ed25519.crt'
-                '</certificate><key>{pki}/gateway-ed25519.key</key></signing></signingKeys>')
+                '</certificate><key>{pki}/gateway-ed25519.key</key></signing>'
+                '<signing id="p256"><certificate>{pki}/gateway-p256.crt</certificate>'
+                '<key>{pki}/gateway-p256.key</key></signing></signingKeys>')
 DECRYPTION = ('<decryption><certificate>{pki}/gateway-x25519.crt</certificate>'
               '<key>{pki}/gateway-x25519.key</key></decryption>')
 
@@ -91,7 +96,19 @@ ATTACK_LEGS_2_0 = ''.join(f'''
     ('other-ca-2-0', 'OtherCa', 'optional', '{apki}/other.crt'),
     ('expired-2-0', 'Expired', 'optional', '{apki}/expired.crt'),
     ('not-yet-valid-2-0', 'NotYetValid', 'optional', '{apki}/future.crt'),
-])
+]) + f'''
+  <pmode id="signed-2-0-ec">
+    <from role="{as4msg.ROLE_INIT}"><partyId>urn:as4gw:dev:sender</partyId></from>
+    <to role="{as4msg.ROLE_RESP}"><partyId>urn:as4gw:dev:gateway</partyId></to>
+    <service>urn:as4gw:dev:service</service>
+    <action>{EB}SignedEc</action>
+    <security signing="required" encryption="optional" profile="edelivery-2.0-ec">
+      <signer><certificate>{{pki}}/sender-p256.crt</certificate></signer>
+      <trust><anchor>{{pki}}/ca.crt</anchor></trust>
+      <decryption><certificate>{{pki}}/gateway-p256-ecdh.crt</certificate>
+        <key>{{pki}}/gateway-p256-ecdh.key</key></decryption>
+    </security>
+  </pmode>'''
 
 
 # ---- fixtures (test_attacks.py's, in 2.0) -----------------------------------
@@ -166,15 +183,15 @@ def make(tmp_path, pki, apki):
         args = [BIN, 'push', '--url', f'http://127.0.0.1:{free_port()}/as4',
                 '--from', 'urn:as4gw:dev:sender', '--to', 'urn:as4gw:dev:gateway',
                 '--service', 'urn:as4gw:dev:service', '--action', action,
-                '--profile', 'edelivery-2.0',
+                '--profile', 'edelivery-2.0-ec' if signer == 'sender-p256' else 'edelivery-2.0',
                 '--connect-timeout', '2', '--timeout', '5', '--save-request', str(out)]
         for i, (data, mime) in enumerate(payloads):
             p = tmp_path / f'msg2-{n}-payload-{i + 1}'
             p.write_bytes(data)
             args += ['--payload', f'{p};mime={mime};cid=part-{i + 1}@as4gw-test']
         if signer is not None:
-            d, name = {'sender': (pki, 'sender'), 'gateway': (pki, 'gateway-ed25519')}.get(
-                signer, (apki, signer))
+            d, name = {'sender': (pki, 'sender'), 'gateway': (pki, 'gateway-ed25519'),
+                       'sender-p256': (pki, 'sender-p256')}.get(signer, (apki, signer))
             args += ['--sign', '--sign-cert', f'{d}/{name}.crt', '--sign-key', f'{d}/{name}.key']
         if encrypt_to is not None:
             args += ['--encrypt', '--recipient-cert', f'{pki}/gateway-x25519.crt']
@@ -185,7 +202,7 @@ def make(tmp_path, pki, apki):
         p = subprocess.run(args, capture_output=True, text=True, timeout=60)
         assert out.exists(), f'as4gw push wrote no request: {p.stderr}'
         msg = Message.load(str(out))
-        if signer is not None:
+        if signer not in (None, 'sender-p256'):
             assert ED25519 in msg.envelope, msg.envelope[:3000]
         return msg
 
@@ -193,17 +210,21 @@ def make(tmp_path, pki, apki):
 
 
 @pytest.fixture(autouse=True)
-def answers_signed_in_kind(monkeypatch, pki):
+def signed_in_kind(monkeypatch, pki):
     """Every answer test_attacks.post() gets here, eb:Error or Receipt, is
-    signed with eddsa-ed25519 by the leg's key, gateway-ed25519.crt."""
+    signed by the leg's key: eddsa-ed25519 by gateway-ed25519.crt (the EC
+    test sets ecdsa-sha256 by gateway-p256.crt in the dict returned)."""
     post = ta.post
+    want = {'cert': f'{pki}/gateway-ed25519.crt', 'method': ED25519, 'checked': 0}
 
     def checked(gw, msg, timeout=30):
         ans = post(gw, msg, timeout)
         if ans.status == 200 and (ans.error_code or ans.is_receipt):
-            assert verify_signal(ans.body, f'{pki}/gateway-ed25519.crt') == ED25519, ans
+            assert verify_signal(ans.body, want['cert']) == want['method'], ans
+            want['checked'] += 1
         return ans
     monkeypatch.setattr(ta, 'post', checked)
+    return want
 
 
 # ---- the cases that apply only in part ---------------------------------------
@@ -239,3 +260,34 @@ def test_41_attacker_key_in_keyvalue(agw, make, apki, kind):
         e = once(e, ki, f'<ds:KeyInfo>{inner}</ds:KeyInfo>')
         return tamper.resign(e, str(apki / 'attacker.key'), digests=False)
     ta.refused(agw, ta.edit(msg, swap), 'EBMS:0101', ta.message_id(msg))
+
+
+# ---- ecdsa-sha256 (edelivery-2.0-ec): tamper.resign() on P-256 ------------
+
+def test_ecdsa_resigning_alone_accepted_and_resigned_attacks_refused(fresh_gw, make, pki,
+                                                                      signed_in_kind):
+    """The same proof for the 2.0-EC profile (sender-p256, ecdsa-sha256):
+    re-signing alone (raw r || s, XML-DSig 1.1 6.4.3) is accepted; re-signed
+    29 (eb:Messaging not covered) and 38 (inclusive c14n) are EBMS:0103 and
+    re-signed 45 (expired timestamp) EBMS:0101, nothing stored; every
+    answer is signed ecdsa-sha256 by gateway-p256.crt."""
+    signed_in_kind.update(cert=f'{pki}/gateway-p256.crt', method=ECDSA_SHA256)
+    key = pki / 'sender-p256.key'
+    bad = [
+        (lambda e: once(e, tamper.messaging_ref(e), ''), 'EBMS:0103'),
+        (lambda e: re.sub(r'(<ds:CanonicalizationMethod Algorithm=")[^"]*',
+                          lambda m: m.group(1) + tamper.INC_C14N, e), 'EBMS:0103'),
+        (lambda e: tamper.add_signed_timestamp(e, 'TS-1', ta.utcnow() - 2 * ta.HOUR,
+                                               ta.utcnow() - ta.HOUR), 'EBMS:0101'),
+    ]
+    for fn, code in bad:
+        msg = make(action=EB + 'SignedEc', signer='sender-p256')
+        assert ECDSA_SHA256 in msg.envelope, msg.envelope[:3000]
+        ta.refused(fresh_gw, ta.resigned(msg, fn, key), code, ta.message_id(msg))
+    msg = make(action=EB + 'SignedEc', signer='sender-p256')
+    again = ta.resigned(msg, lambda e: e, key)
+    sv = tamper.text_of(again.envelope, 'ds:SignatureValue')
+    assert again.envelope != msg.envelope and len(base64.b64decode(sv)) == 64
+    ta.accepted(fresh_gw, again)
+    assert fresh_gw.store.counts(ta.message_id(msg)) == (1, 1, 1)
+    assert signed_in_kind['checked'] == 4
