@@ -533,7 +533,9 @@ def build(message_id, payloads, signer, recipient=None, ca_cert=None, **o):
       ('bare'), algorithm_id / party_u / party_v (ConcatKDF hex);
     tamper knobs: xml_salt, xml_info, xml_key_length, xml_algorithm_id
       (written instead of what was used), small_order (True or a u value),
-      off_curve, ecdsa_der, ed25519_noncanonical, sig_alg (override)."""
+      off_curve, ecdsa_der, ed25519_noncanonical, sig_alg (override),
+      skip_refs (URI prefixes left out of SignedInfo: '#msg-1', '#body-1',
+      'cid:'), sig_truncate (last SignatureValue octet dropped)."""
     items = [(p, 'application/xml') if isinstance(p, bytes) else p for p in payloads]
     cids = [f'part-{i + 1}-{uuid.uuid4().hex[:8]}@as4gw-e2' for i in range(len(items))]
     compress = o.get('compress', True)
@@ -546,6 +548,7 @@ def build(message_id, payloads, signer, recipient=None, ca_cert=None, **o):
             for i in ('body-1', 'msg-1')]
     refs += [reference('cid:' + c, b64(hashlib.sha256(w).digest()), SWA_SIG)
              for c, w in zip(cids, wire)]
+    refs = [r for r in refs if not any(f'URI="{u}' in r for u in o.get('skip_refs', ()))]
     sig_alg = o.get('sig_alg') or signature_uri(signer.key, o.get('sig_hash', 'sha256'))
     tokens, bst_id = [], new_id('X509')
     if o.get('token') == 'X509PKIPathv1':
@@ -574,6 +577,8 @@ def build(message_id, payloads, signer, recipient=None, ca_cert=None, **o):
     octets = c14n(si, prefixes=o.get('si_prefixes', 'S12').split() or None)
     sig = sign_octets(signer.key, octets, sig_alg, der=o.get('ecdsa_der', False),
                       noncanonical=o.get('ed25519_noncanonical', False))
+    if o.get('sig_truncate'):
+        sig = sig[:-1]
     text = text.replace('@@SIGVAL@@', b64(sig))
     mtype = 'application/octet-stream' if cek else (GZIP if compress else None)
     ct, body = as4msg.multipart(text, [(c, mtype or m, p)

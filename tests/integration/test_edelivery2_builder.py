@@ -389,6 +389,11 @@ TAMPERS = {
                             'r \\|\\| s'),
     'ed25519-noncanonical-s': ('ed25519', 'x25519', {'ed25519_noncanonical': True}, None,
                                'canonical'),
+    'ed25519-truncated': ('ed25519', 'x25519', {'sig_truncate': True}, None, 'canonical'),
+    'ecdsa-truncated': ('p256', 'p256', {'ka': 'ecdh-es', 'sig_truncate': True}, None,
+                        'r \\|\\| s'),
+    'originator-ed25519-key': ('ed25519', 'x25519', {'x25519_raw': bytes.fromhex(
+        '302a300506032b6570032100') + bytes(range(32))}, None, 'not an X25519'),
 }
 
 
@@ -428,3 +433,15 @@ def test_pki_certificates(pki):
     for p in list(pki.pairs.values()) + list(pki.agree.values()):
         pki.ca.cert.public_key().verify(p.cert.signature, p.cert.tbs_certificate_bytes,
                                         padding.PKCS1v15(), p.cert.signature_hash_algorithm)
+
+
+@pytest.mark.parametrize('skip', ['#msg-1', '#body-1', 'cid:'])
+def test_skip_refs_leaves_part_unsigned(pki, skip):
+    """The coverage knob: SignedInfo without the named reference(s), still
+    a valid signature over what it lists (the gateway must refuse it for
+    coverage, EBMS:0103)."""
+    b = e2.build('sk@as4gw-test', PAYLOADS[:2], pki.pairs['ed25519'], skip_refs=[skip])
+    uris = [u for u, _ in b.references]
+    assert not any(u.startswith(skip) for u in uris) and len(uris) == (2 if skip == 'cid:' else 3)
+    o = e2.open_message(b.content_type, b.body)
+    assert o.references == b.references
