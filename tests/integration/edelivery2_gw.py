@@ -49,7 +49,7 @@ def e2pki(tmp_path_factory, pki):
     p = pk.Pki(tmp_path_factory.mktemp('e2pki'))
     p.signers = {k: p.signer('partner-' + k, k) for k in ('ed25519', 'p256', 'p384',
                                                           'brainpoolP256r1', 'rsa')}
-    p.agree = {k: p.agreement('gateway-ka-' + k, k) for k in ('x25519', 'p256',
+    p.agree = {k: p.agreement('gateway-ka-' + k, k) for k in ('x25519', 'p256', 'p384',
                                                               'brainpoolP256r1')}
     p.rsa_enc = p.rsa_decryption('gateway-rsa-enc')
     p.stranger = pk.Pki(tmp_path_factory.mktemp('e2stranger'), name='stranger CA')
