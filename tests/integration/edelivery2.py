@@ -391,12 +391,20 @@ def originator_key_info(eph_pub, o):
 
 def recipient_key_info(rcpt, o, extra_tokens):
     """xenc:RecipientKeyInfo content: an STR by SKI (default), IssuerSerial
-    or a BST reference, bare (default) or in ds:KeyValue."""
+    or a BST reference, bare (default) or in ds:KeyValue; or (rki_ref
+    'x509data-cert' / 'x509data-ski') a ds:X509Data without an STR."""
     how = o.get('rki_ref', 'ski')
     if how == 'ski':
         s = str_ski(rcpt.ref_cert)
     elif how == 'issuerserial':
         s = str_issuer_serial(rcpt.ref_cert)
+    elif how == 'x509data-cert':   # XML-DSig style, no STR (xmlsec, Santuario)
+        der = rcpt.ref_cert.public_bytes(serialization.Encoding.DER)
+        s = f'<ds:X509Data><ds:X509Certificate>{b64(der)}</ds:X509Certificate></ds:X509Data>'
+    elif how == 'x509data-ski':
+        ski = rcpt.ref_cert.extensions.get_extension_for_class(
+            x509.SubjectKeyIdentifier).value.digest
+        s = f'<ds:X509Data><ds:X509SKI>{b64(ski)}</ds:X509SKI></ds:X509Data>'
     else:
         tid = new_id('X509-RCPT')
         extra_tokens.append(bst(tid, [rcpt.ref_cert]))
@@ -529,7 +537,8 @@ def build(message_id, payloads, signer, recipient=None, ca_cert=None, **o):
       ka ('x25519', 'ecdh-es', 'rsa-oaep'), kdf ('hkdf', 'concatkdf'),
       kw (128, 256), prf, salt, info (None: absent, b'': empty),
       key_length, prf_ns ('xenc11'), ek_id_attr ('Id'), rki_wrap
-      ('keyvalue'), rki_ref ('ski', 'issuerserial', 'bst'), eckv_wrap
+      ('keyvalue'), rki_ref ('ski', 'issuerserial', 'bst', 'x509data-cert',
+      'x509data-ski'), eckv_wrap
       ('bare'), algorithm_id / party_u / party_v (ConcatKDF hex);
     tamper knobs: xml_salt, xml_info, xml_key_length, xml_algorithm_id
       (written instead of what was used), small_order (True or a u value),

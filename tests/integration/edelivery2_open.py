@@ -75,6 +75,13 @@ def _str_names(strel, cert, root):
     if ki is not None and ki.get('ValueType') == SKI_VT:
         ski = cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value.digest
         return _b64d(ki) == ski
+    xc = strel.find('ds:X509Data/ds:X509Certificate', NS)
+    if xc is not None:
+        return x509.load_der_x509_certificate(_b64d(xc)) == cert
+    xs = strel.find('ds:X509Data/ds:X509SKI', NS)
+    if xs is not None:
+        ski = cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value.digest
+        return _b64d(xs) == ski
     iser = strel.find('ds:X509Data/ds:X509IssuerSerial', NS)
     if iser is not None:
         return (int(_text(iser.find('ds:X509SerialNumber', NS))) == cert.serial_number and
@@ -88,7 +95,8 @@ def _str_names(strel, cert, root):
 
 def recipient_key(rki, keys, root=None):
     """The private key of keys ((cert, key) pairs) that xenc:RecipientKeyInfo
-    names (its STR bare or in ds:KeyValue); a KeyName or an absent
+    names (its STR bare or in ds:KeyValue, or a bare ds:X509Data with the
+    certificate, its SKI or IssuerSerial); a KeyName or an absent
     RecipientKeyInfo take the only key given."""
     strel = None
     if rki is not None:
@@ -96,6 +104,8 @@ def recipient_key(rki, keys, root=None):
         kv = _one(rki, 'ds:KeyValue')
         if strel is None and kv is not None:
             strel = _one(kv, 'wsse:SecurityTokenReference')
+        if strel is None and _one(rki, 'ds:X509Data') is not None:
+            strel = rki     # XML-DSig style: ds:X509Data without an STR
     if strel is None:
         if len(keys) == 1:
             return keys[0][1]
