@@ -527,7 +527,9 @@ def _signed_info(refs, sig_alg, prefixes):
 
 def build(message_id, payloads, signer, recipient=None, ca_cert=None, **o):
     """A complete AS4 message (content_type, body in .http()) with payloads
-    (list of bytes, or (bytes, mime type) pairs; XML by default), compressed,
+    (list of bytes, or (bytes, MIME type) pairs; the PartInfo MimeType
+    property is application/xml in either case, as as4msg.envelope() writes
+    it), compressed,
     signed by signer (an edelivery2_pki.Pair or anything with .key/.cert)
     and, when recipient (a Recipient) is given and there are payloads,
     encrypted for it.  Options (o):
