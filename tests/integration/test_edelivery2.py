@@ -1,12 +1,14 @@
-"""eDelivery AS4 2.0's elliptic-curve signatures end to end (issue 13): the
-independent sender in edelivery2.py (written from the specs, proven in
-test_edelivery2_builder.py) signs with ECDSA on P-256, P-384 and
-brainpoolP256r1 (XML-DSig 1.1 raw r || s, X509v3 or X509PKIPathv1 token);
-the real binary, on both backends, checks them on a leg with an explicit
-algorithm list beside a 1.x leg: Receipts whose NRR digests are the
-request's references, the same Receipt bytes for a retry, the original
-payloads stored; DER signatures, unlisted hashes, unlisted keys and an
-Ed25519 signature on the 1.x leg refused with nothing stored.
+"""eDelivery AS4 2.0 signatures end to end (issue 13): the independent sender
+in edelivery2.py (written from the specs, proven in
+test_edelivery2_builder.py) signs with Ed25519 (eddsa-ed25519) and with
+ECDSA on P-256, P-384 and brainpoolP256r1 (XML-DSig 1.1 raw r || s), in an
+X509v3 or X509PKIPathv1 token; the real binary, on both backends, checks
+them on legs with explicit algorithm lists beside a 1.x leg: Receipts whose
+NRR digests are the request's references, the same Receipt bytes for a
+retry, the original payloads stored; DER or truncated signatures, a
+non-canonical Ed25519 S, unlisted hashes or keys, parts left out of the
+signature and an Ed25519 signature on the 1.x leg refused with nothing
+stored.  (Key agreement and the per-leg profiles: test_edelivery2_profiles.py.)
 """
 import os
 import sys
@@ -29,6 +31,7 @@ assert e2pki  # a fixture, used by name
 # (the 1.x key transport) from the same sender.
 
 EC_LEG = ('urn:as4gw:e2:partner-ecsig', 'urn:as4gw:e2:DeliverEcSig')
+ED_LEG = ('urn:as4gw:e2:partner-edsig', 'urn:as4gw:e2:DeliverEdSig')
 
 
 @pytest.fixture(scope='module', params=['sqlite', 'postgresql'])
@@ -42,6 +45,9 @@ def ecgw(request, tmp_path_factory, e2pki):
                 # Receipts, and a leg's list must fit its receipt key
                 'ecdsa-sha256 ecdsa-sha384 rsa-sha256 sha256 rsa-oaep aes128-gcm',
                 encryption='optional')
+    legs += _leg('ed-sign', ED_LEG[0], ED_LEG[1], [p.signers['ed25519'].cert_path],
+                 p.ca.cert_path, [(p.rsa_enc.cert_path, p.rsa_enc.key_path)],
+                 'eddsa-ed25519 rsa-sha256 sha256 rsa-oaep aes128-gcm', encryption='optional')
     legs += _leg('e2-1x', ONE_X[0], ONE_X[1],
                  [p.signers['rsa'].cert_path, p.signers['ed25519'].cert_path], p.ca.cert_path,
                  [(p.rsa_enc.cert_path, p.rsa_enc.key_path)], None, encryption='optional')
@@ -91,6 +97,33 @@ def test_ecdsa_wrong_key_refused(ecgw, e2pki):
     leg does not list (same CA): EBMS:0101."""
     other = e2pki.signer('partner-p256-unlisted', 'p256')
     refused(ecgw, make_on(EC_LEG, other, 1), 'EBMS:0101')
+
+
+@pytest.mark.parametrize('n', [0, 1, 3])
+@pytest.mark.parametrize('token', ['X509v3', 'X509PKIPathv1'])
+def test_ed25519_signature_receipt(ecgw, e2pki, token, n):
+    """Ed25519 (RFC 8032 pure, eddsa-ed25519) from the independent sender
+    on a leg that lists it: Receipt with NRR, retry, payloads."""
+    receipt_checked(ecgw, make_on(ED_LEG, e2pki.signers['ed25519'], n, token=token,
+                                  ca_cert=e2pki.ca.cert), n)
+
+
+def test_ed25519_signed_rsa_oaep_encrypted(ecgw, e2pki):
+    b = make_on(ED_LEG, e2pki.signers['ed25519'], 3, e2.Recipient(e2pki.rsa_enc.cert),
+                ka='rsa-oaep')
+    receipt_checked(ecgw, b, 3)
+
+
+ED_REFUSED = {'noncanonical-s': ({'ed25519_noncanonical': True}, 'EBMS:0101'),
+              'truncated': ({'sig_truncate': True}, 'EBMS:0101'),
+              'messaging-not-signed': ({'skip_refs': ['#msg-1']}, 'EBMS:0103'),
+              'attachment-not-signed': ({'skip_refs': ['cid:']}, 'EBMS:0103')}
+
+
+@pytest.mark.parametrize('case', sorted(ED_REFUSED))
+def test_ed25519_refused(ecgw, e2pki, case):
+    opts, code = ED_REFUSED[case]
+    refused(ecgw, make_on(ED_LEG, e2pki.signers['ed25519'], 1, **opts), code)
 
 
 def test_ed25519_signature_on_1x_leg(ecgw, e2pki):
