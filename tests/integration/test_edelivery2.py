@@ -41,13 +41,13 @@ def ecgw(request, tmp_path_factory, e2pki):
     legs = _leg('ec-sign', EC_LEG[0], EC_LEG[1],
                 [p.signers[k].cert_path for k in ('p256', 'p384', 'brainpoolP256r1')],
                 p.ca.cert_path, [(p.rsa_enc.cert_path, p.rsa_enc.key_path)],
-                # rsa-sha256 too: the gateway's (RSA) pair signs this leg's
-                # Receipts, and a leg's list must fit its receipt key
-                'ecdsa-sha256 ecdsa-sha384 rsa-sha256 sha256 rsa-oaep aes128-gcm',
+                # no profile attribute: an edelivery-1.x leg with its own
+                # list, whose Receipts the default (RSA) pair signs
+                'ecdsa-sha256 ecdsa-sha384 sha256 rsa-oaep aes128-gcm',
                 encryption='optional')
     legs += _leg('ed-sign', ED_LEG[0], ED_LEG[1], [p.signers['ed25519'].cert_path],
                  p.ca.cert_path, [(p.rsa_enc.cert_path, p.rsa_enc.key_path)],
-                 'eddsa-ed25519 rsa-sha256 sha256 rsa-oaep aes128-gcm', encryption='optional')
+                 'eddsa-ed25519 sha256 rsa-oaep aes128-gcm', encryption='optional')
     legs += _leg('e2-1x', ONE_X[0], ONE_X[1],
                  [p.signers['rsa'].cert_path, p.signers['ed25519'].cert_path], p.ca.cert_path,
                  [(p.rsa_enc.cert_path, p.rsa_enc.key_path)], None, encryption='optional')
