@@ -147,6 +147,11 @@ FORMS = {
     'ec-eckv-bare': ('2.0-ec', {'eckv_wrap': 'bare'}),
     'ec-eckv-in-keyvalue-rki-wrapped': ('2.0-ec', {'rki_wrap': 'keyvalue'}),
     'bdew-pkipath': ('bdew', {'token': 'X509PKIPathv1'}),
+    # empty bit strings, each with its padding-count octet
+    'bdew-concat-empty-party-info': ('bdew', {'algorithm_id': '00', 'party_u': '00',
+                                              'party_v': '00'}),
+    'bdew-rki-issuerserial-in-keyvalue': ('bdew', {'rki_ref': 'issuerserial',
+                                                   'rki_wrap': 'keyvalue'}),
     'ec-p384-sign-and-agree': ('2.0-ec', lambda p: {
         'signer': p.signers['p384'], 'sig_hash': 'sha384',
         'recipient': e2.Recipient(p.agree['p384'].cert)}),
@@ -204,6 +209,7 @@ NEGATIVES = {
     'bdew-leg-hkdf': ('bdew', {'kdf': 'hkdf'}, 'EBMS:0103'),
     '2.0-leg-concatkdf': ('2.0', {'kdf': 'concatkdf'}, 'EBMS:0103'),
     '2.0-leg-kw-aes192': ('2.0', {'kw': 192}, 'EBMS:0103'),
+    'bdew-concatkdf-sha384-not-listed': ('bdew', {'concat_digest': 'sha384'}, 'EBMS:0103'),
     'originator-ed25519-key': ('2.0', {'x25519_raw': bytes.fromhex(
         '302a300506032b6570032100') + bytes(range(32))}, 'EBMS:0102'),
     'ed25519-truncated': ('2.0', {'sig_truncate': True}, 'EBMS:0101'),
