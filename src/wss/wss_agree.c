@@ -271,7 +271,9 @@ wss_agree_hkdf(struct arena *a, const xmlNode *hp, struct wss_agree *p,
 
 /* One ConcatKDFParams attribute (XML Encryption 1.1, 5.4.1): hex, an
  * even number of digits, first octet 00 (no padding bits), which is
- * dropped; the rest appended to other.  Absent: nothing. */
+ * dropped; the rest appended to other.  Absent or empty (the empty bit
+ * string: XML Encryption 1.1's own ECDH-ES example, 5.6.3, writes
+ * PartyUInfo="" PartyVInfo=""): nothing. */
 static int
 wss_agree_concat_attr(struct arena *a, const xmlNode *n, const char *name,
     unsigned char *other, size_t *len)
@@ -280,7 +282,7 @@ wss_agree_concat_attr(struct arena *a, const xmlNode *n, const char *name,
 	size_t hl, i;
 	int hi, lo;
 
-	if (h == NULL)
+	if (h == NULL || h[0] == '\0')
 		return 0;
 	hl = strlen(h);
 	if (hl < 2 || hl % 2 != 0 || hl / 2 - 1 > WSS_AGREE_PARAM_MAX ||

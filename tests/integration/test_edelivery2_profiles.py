@@ -150,6 +150,9 @@ FORMS = {
     # empty bit strings, each with its padding-count octet
     'bdew-concat-empty-party-info': ('bdew', {'algorithm_id': '00', 'party_u': '00',
                                               'party_v': '00'}),
+    # XML Encryption 1.1 5.6.3's own ECDH-ES example: empty hexBinary party infos
+    'bdew-concat-xmlenc11-example': ('bdew', {'algorithm_id': '00', 'party_u': '',
+                                              'party_v': ''}),
     'bdew-rki-issuerserial-in-keyvalue': ('bdew', {'rki_ref': 'issuerserial',
                                                    'rki_wrap': 'keyvalue'}),
     'ec-p384-sign-and-agree': ('2.0-ec', lambda p: {
