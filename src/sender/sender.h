@@ -102,13 +102,16 @@ const struct sender_agree_opts *sender_recipient_agree(
 /* sender_encrypt.c helpers shared with sender_agree.c: a new element
  * {href}name appended to parent (the namespace in scope, else declared
  * with prefix); an unqualified attribute (1 ok, 0 failure); an element
- * with an Algorithm attribute; the certificate's SKI in base64. */
+ * with an Algorithm attribute; a wsse:SecurityTokenReference with cert's
+ * X509SubjectKeyIdentifier KeyIdentifier (the extension, else the SHA-1
+ * of the public key bits) appended to parent (0 / -1). */
 xmlNodePtr sender_encrypt_el(xmlDocPtr doc, xmlNodePtr parent,
     const char *href, const char *prefix, const char *name);
 int sender_encrypt_set(xmlNodePtr n, const char *name, const char *value);
 xmlNodePtr sender_encrypt_alg_el(xmlDocPtr doc, xmlNodePtr parent,
     const char *href, const char *name, const char *alg);
-char *sender_encrypt_ski(struct arena *a, X509 *cert);
+int sender_encrypt_ski_str(struct arena *a, xmlDocPtr doc, xmlNodePtr parent,
+    X509 *cert);
 
 /*
  * Does an NRR Receipt (AS4 profile 5.1.8 b) prove the message we signed?

@@ -23,10 +23,6 @@
 #include "../xml/xml.h"
 
 #define SENDER_AGREE_MORE "http://www.w3.org/2001/04/xmldsig-more#"
-#define SENDER_AGREE_SKI "http://docs.oasis-open.org/wss/2004/01/" \
-	"oasis-200401-wss-x509-token-profile-1.0#X509SubjectKeyIdentifier"
-#define SENDER_AGREE_BASE64 "http://docs.oasis-open.org/wss/2004/01/" \
-	"oasis-200401-wss-soap-message-security-1.0#Base64Binary"
 #define SENDER_AGREE_SALT 32   /* ENTSOG 4.0: random salts SHOULD be used */
 
 /* The state of one sender_agree_ek() call. */
@@ -248,18 +244,7 @@ sender_agree_originator(struct sender_agree *s, xmlNodePtr oki)
 static int
 sender_agree_recipient(struct sender_agree *s, xmlNodePtr rki)
 {
-	const char *ski = sender_encrypt_ski(s->a, s->recipient);
-	xmlNodePtr str = sender_encrypt_el(s->doc, rki, NS_WSSE, "wsse",
-	    "SecurityTokenReference");
-	xmlNodePtr kid = str != NULL ? sender_encrypt_el(s->doc, str, NS_WSSE,
-	    "wsse", "KeyIdentifier") : NULL;
-
-	if (ski == NULL ||
-	    !sender_encrypt_set(kid, "EncodingType", SENDER_AGREE_BASE64) ||
-	    !sender_encrypt_set(kid, "ValueType", SENDER_AGREE_SKI))
-		return -1;
-	xmlNodeAddContent(kid, (const xmlChar *)ski);
-	return 0;
+	return sender_encrypt_ski_str(s->a, s->doc, rki, s->recipient);
 }
 
 /* ds:KeyInfo/xenc:AgreementMethod under ek (ENTSOG 2.2.6.2.3 steps 1-5, 8). */

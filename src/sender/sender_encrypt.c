@@ -103,7 +103,7 @@ sender_encrypt_alg_el(xmlDocPtr doc, xmlNodePtr parent, const char *href,
 
 /* The recipient's SubjectKeyIdentifier in base64 (arena): the extension,
  * else RFC 5280 4.2.1.2 method (1), SHA-1 of the public key bits. */
-char *
+static char *
 sender_encrypt_ski(struct arena *a, X509 *cert)
 {
 	const ASN1_OCTET_STRING *ski = X509_get0_subject_key_id(cert);
@@ -131,19 +131,19 @@ sender_encrypt_pubkey(X509 *cert)
 	return wss_key_adopt(pkey);
 }
 
-/* EncryptedKey's ds:KeyInfo: a SecurityTokenReference with the
- * recipient's X509SubjectKeyIdentifier (as Domibus 5 sends it). */
-static int
-sender_encrypt_ek_keyinfo(struct sender_encrypt *e)
+/* A wsse:SecurityTokenReference naming cert by its
+ * X509SubjectKeyIdentifier, appended to parent; see sender.h. */
+int
+sender_encrypt_ski_str(struct arena *a, xmlDocPtr doc, xmlNodePtr parent,
+    X509 *cert)
 {
-	const char *ski = sender_encrypt_ski(e->a, e->recipient);
-	xmlNodePtr ki, str, kid = NULL;
+	const char *ski = sender_encrypt_ski(a, cert);
+	xmlNodePtr str, kid = NULL;
 
-	ki = sender_encrypt_el(e->doc, e->ek, NS_DS, "ds", "KeyInfo");
-	str = ki != NULL ? sender_encrypt_el(e->doc, ki, NS_WSSE, "wsse",
+	str = parent != NULL ? sender_encrypt_el(doc, parent, NS_WSSE, "wsse",
 	    "SecurityTokenReference") : NULL;
 	if (str != NULL)
-		kid = sender_encrypt_el(e->doc, str, NS_WSSE, "wsse",
+		kid = sender_encrypt_el(doc, str, NS_WSSE, "wsse",
 		    "KeyIdentifier");
 	if (ski == NULL ||
 	    !sender_encrypt_set(kid, "EncodingType", SENDER_ENC_BASE64) ||
@@ -151,6 +151,17 @@ sender_encrypt_ek_keyinfo(struct sender_encrypt *e)
 		return -1;
 	xmlNodeAddContent(kid, (const xmlChar *)ski);
 	return 0;
+}
+
+/* EncryptedKey's ds:KeyInfo: a SecurityTokenReference with the
+ * recipient's X509SubjectKeyIdentifier (as Domibus 5 sends it). */
+static int
+sender_encrypt_ek_keyinfo(struct sender_encrypt *e)
+{
+	xmlNodePtr ki = sender_encrypt_el(e->doc, e->ek, NS_DS, "ds",
+	    "KeyInfo");
+
+	return sender_encrypt_ski_str(e->a, e->doc, ki, e->recipient);
 }
 
 /* RSA-encrypt the session key with the EncryptionMethod just written
@@ -326,34 +337,33 @@ sender_encrypt_insert(xmlNodePtr security, xmlNodePtr ek, xmlNodePtr *eds,
 	return 0;
 }
 
-/* The work of sender_encrypt_parts() with *ep set up (recipient,
+/* The work of sender_encrypt_parts() with *e set up (recipient,
  * agreement options); see there. */
 static int
-sender_encrypt_run(struct sender_encrypt *ep, xmlNodePtr security,
+sender_encrypt_run(struct sender_encrypt *e, xmlNodePtr security,
     struct wss_part *parts, size_t n, struct err *err)
 {
-	struct sender_encrypt e = *ep;
-	struct arena *a = e.a;
+	struct arena *a = e->a;
 	xmlNodePtr *eds = NULL;
 	unsigned char **ct = NULL;
 	size_t *ct_len = NULL, i, built = 0;
 	int rc = -1;
 
 	if (n == 0 || n > SENDER_ENC_MAX_PARTS || security == NULL ||
-	    e.recipient == NULL || (eds = arena_calloc(a, n, sizeof(*eds))) ==
+	    e->recipient == NULL || (eds = arena_calloc(a, n, sizeof(*eds))) ==
 	    NULL || (ct = arena_calloc(a, n, sizeof(*ct))) == NULL ||
 	    (ct_len = arena_calloc(a, n, sizeof(*ct_len))) == NULL ||
-	    RAND_bytes(e.key, sizeof(e.key)) != 1 || sender_encrypt_ek(&e) < 0)
+	    RAND_bytes(e->key, sizeof(e->key)) != 1 || sender_encrypt_ek(e) < 0)
 		goto out;
 	for (built = 0; built < n; built++) {
 		const struct wss_part *p = &parts[built];
 
-		if (p->content_id == NULL || sender_encrypt_gcm(a, e.key,
+		if (p->content_id == NULL || sender_encrypt_gcm(a, e->key,
 		    p->data, p->len, &ct[built], &ct_len[built]) < 0 ||
-		    (eds[built] = sender_encrypt_ed(&e, p)) == NULL)
+		    (eds[built] = sender_encrypt_ed(e, p)) == NULL)
 			goto out;
 	}
-	if (sender_encrypt_insert(security, e.ek, eds, n) < 0)
+	if (sender_encrypt_insert(security, e->ek, eds, n) < 0)
 		goto out;
 	for (i = 0; i < n; i++) {
 		parts[i].data = ct[i];
@@ -367,12 +377,12 @@ out:
 			xmlUnlinkNode(eds[i]);
 			xmlFreeNode(eds[i]);
 		}
-		xmlUnlinkNode(e.ek);
-		xmlFreeNode(e.ek);
+		xmlUnlinkNode(e->ek);
+		xmlFreeNode(e->ek);
 		err_set(err, ERR_INTERNAL, NULL,
 		    "could not encrypt the payloads");
 	}
-	OPENSSL_cleanse(e.key, sizeof(e.key));
+	OPENSSL_cleanse(e->key, sizeof(e->key));
 	return rc;
 }
 
