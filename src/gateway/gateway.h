@@ -33,6 +33,7 @@ struct gateway_leg {
 /* Long-lived and read-only once built; shared by all worker threads. */
 struct inbox_recent;
 struct gateway_replay;
+struct spool;
 
 struct gateway {
 	const struct conf *conf;     /* borrowed; outlives the gateway */
@@ -66,6 +67,10 @@ struct gateway_request {
 	const unsigned char *body;
 	size_t len;
 	const char *peer;            /* client address, for the inbox row and log */
+	/* issue 14: the request's spool (spool.h), bound to the thread for
+	 * the request; body may be one of its mappings.  NULL: the request
+	 * is in memory and outputs stay there too */
+	struct spool *spool;
 };
 
 struct gateway_answer {

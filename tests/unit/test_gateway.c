@@ -134,7 +134,7 @@ static void
 run(struct fixture *f, struct store *s, const char *ctype, const char *body,
     size_t len, struct gateway_answer *ans)
 {
-	struct gateway_request req = {ctype, (const unsigned char *)body, len, "test"};
+	struct gateway_request req = {ctype, (const unsigned char *)body, len, "test", NULL};
 	struct arena *a = arena_new(0);
 
 	assert_int_equal(gateway_receive(f->gw, s, a, &req, ans), 0);
@@ -378,10 +378,11 @@ test_replay_table(void **state)
 {
 	struct gateway_replay *r = gateway_replay_new();
 	struct gateway_request q1 = { "text/a", (const unsigned char *)"abc", 3,
-	    NULL }, q2 = { "text/a", (const unsigned char *)"abd", 3, NULL },
-	    q3 = { NULL, (const unsigned char *)"abc", 3, NULL },
+	    NULL, NULL }, q2 = { "text/a", (const unsigned char *)"abd", 3,
+	    NULL, NULL },
+	    q3 = { NULL, (const unsigned char *)"abc", 3, NULL, NULL },
 	    big = { "text/a", (const unsigned char *)"x",
-	    GATEWAY_REPLAY_MAX_BODY + 1, NULL };
+	    GATEWAY_REPLAY_MAX_BODY + 1, NULL, NULL };
 	unsigned char k1[GATEWAY_REPLAY_KEY_LEN], k2[GATEWAY_REPLAY_KEY_LEN];
 	unsigned char k3[GATEWAY_REPLAY_KEY_LEN];
 	struct gateway_replay_hit hit = { "m1@x", "urn:a", "t", {1, 2, 3},
