@@ -254,6 +254,13 @@ struct conf_limits {
 	unsigned header_timeout_s;      /* headerTimeoutSeconds, default 10: the whole request head
 	                                 * (request line and headers) must arrive within it, however
 	                                 * slowly it trickles (slowloris: NEGATIVE-CASES 6) */
+	/* gzip decompression caps (AS4 3.1; payload.h; issue 14): over one,
+	 * EBMS:0303 as soon as the output passes it */
+	size_t max_decompressed_bytes;  /* maxDecompressedBytes: per part, default 8 GiB */
+	unsigned max_decompression_ratio; /* maxDecompressionRatio: output/input once a part's
+	                                 * output passes 1 MiB, default 1000 */
+	size_t max_decompressed_total_bytes; /* maxDecompressedTotalBytes: all parts of a
+	                                 * message, default 8 GiB */
 };
 
 /* <revocation>: the live revocation engine's limits (issue 12 item 2);

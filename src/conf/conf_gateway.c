@@ -64,6 +64,16 @@ static const struct conf_limit_def conf_limit_defs[] = {
 	    offsetof(struct conf_limits, max_sbdh_value_bytes), 1, 64, 65536 },
 	{ "headerTimeoutSeconds", offsetof(struct conf_limits, header_timeout_s),
 	    0, 1, 3600 },
+	/* gzip decompression caps (AS4 3.1; issue 14: payload.h) */
+	{ "maxDecompressedBytes",
+	    offsetof(struct conf_limits, max_decompressed_bytes), 1, 1024,
+	    1ULL << 40 },
+	{ "maxDecompressionRatio",
+	    offsetof(struct conf_limits, max_decompression_ratio), 0, 10,
+	    1000000 },
+	{ "maxDecompressedTotalBytes",
+	    offsetof(struct conf_limits, max_decompressed_total_bytes), 1,
+	    1024, 1ULL << 40 },
 };
 
 /* Fill lim with the defaults documented in conf.h. */
@@ -85,6 +95,10 @@ conf_limits_default(struct conf_limits *lim)
 	lim->max_envelope_bytes = 4u * 1024u * 1024u;
 	lim->header_timeout_s = 10;
 	lim->max_sbdh_value_bytes = 1024;
+	/* payload.h PAYLOAD_*_DEFAULT */
+	lim->max_decompressed_bytes = (size_t)8 << 30;
+	lim->max_decompression_ratio = 1000;
+	lim->max_decompressed_total_bytes = (size_t)8 << 30;
 }
 
 /* Host part of a listen address: a name or IPv4 (v6 == 0), or the inside of

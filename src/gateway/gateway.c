@@ -200,7 +200,12 @@ gateway_new_revoc(const struct conf *conf, struct trust_revoc *revoc,
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	gw->conf = conf;
 	gw->revoc = revoc;
-	payload_limits_default(&gw->payload_limits);
+	/* <limits> maxDecompressed* (issue 14) */
+	gw->payload_limits.max_decompressed_bytes =
+	    conf->limits.max_decompressed_bytes;
+	gw->payload_limits.max_ratio = conf->limits.max_decompression_ratio;
+	gw->payload_limits.max_total_bytes =
+	    conf->limits.max_decompressed_total_bytes;
 	gw->legs = calloc(conf->n_legs > 0 ? conf->n_legs : 1, sizeof(*gw->legs));
 	if (gw->legs == NULL) {
 		free(gw);

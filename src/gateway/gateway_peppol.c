@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../sbdh/sbdh.h"
+#include "../spool/spool.h"
 
 /* Peppol AS4 profile 2.x, on errors: EBMS:0004 with eb:ErrorDetail
  * PEPPOL:NOT_SERVICED for a document type or process this access point
@@ -182,6 +183,7 @@ gateway_peppol_check(const struct gateway *gw, struct arena *a,
 {
 	struct sbdh_limits lim;
 	struct sbdh s, *copy;
+	int r;
 
 	*ret_sbdh = NULL;
 	if (leg->peppol == NULL)
@@ -193,8 +195,11 @@ gateway_peppol_check(const struct gateway *gw, struct arena *a,
 		    "one payload, as an attachment, is required");
 	}
 	gateway_sbdh_limits(&gw->conf->limits, a, &lim);
-	if (sbdh_parse(a, um->parts[0].data, um->parts[0].len, &lim, &s,
-	    err) == -1 ||
+	/* the whole document under the XML limits (README "Peppol"); the
+	 * pages of a spooled payload it read are released after (issue 14) */
+	r = sbdh_parse(a, um->parts[0].data, um->parts[0].len, &lim, &s, err);
+	spool_done(um->parts[0].data, um->parts[0].len);
+	if (r == -1 ||
 	    gateway_peppol_party(um, "originalSender", &s.sender, err) == -1 ||
 	    gateway_peppol_party(um, "finalRecipient", &s.receiver, err) == -1 ||
 	    gateway_peppol_collab(um, &s, err) == -1 ||

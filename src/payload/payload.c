@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../spool/spool.h"
+
 #define PAYLOAD_HASH_TAG "as4gw-content-hash-v1"
 #define PAYLOAD_HASH_NULL UINT64_MAX
 
@@ -39,6 +41,24 @@ payload_hash_bytes(struct payload_hash *ph, const void *data, size_t len)
 	payload_hash_u64(ph, (uint64_t)len);
 	if (len > 0 && codec_sha256_update(ph->h, data, len) == -1)
 		ph->failed = 1;
+}
+
+/* Feed a part's final bytes len-prefixed: in SPOOL_CHUNK pieces, each
+ * released behind (spool_done: a spooled payload of any size is read in
+ * order without staying resident; issue 14). */
+static void
+payload_hash_data(struct payload_hash *ph, const unsigned char *data,
+    size_t len)
+{
+	size_t off, n;
+
+	payload_hash_u64(ph, (uint64_t)len);
+	for (off = 0; off < len; off += n) {
+		n = len - off > SPOOL_CHUNK ? SPOOL_CHUNK : len - off;
+		if (codec_sha256_update(ph->h, data + off, n) == -1)
+			ph->failed = 1;
+		spool_done(data + off, n);
+	}
 }
 
 /* Feed a string; NULL (absent) is distinct from "" (empty). */
@@ -109,7 +129,7 @@ payload_content_hash(const struct ebms_user_message *um,
 
 		payload_hash_str(&ph, p->href);
 		payload_hash_props(&ph, p->props, p->n_props);
-		payload_hash_bytes(&ph, p->data, p->len);
+		payload_hash_data(&ph, p->data, p->len);
 	}
 	/* final runs (and frees) even after a failed update */
 	if (codec_sha256_final(ph.h, out) == -1 || ph.failed)
@@ -179,7 +199,7 @@ static void
 payload_part_feed(struct payload_hash *ph, const struct ebms_part *p, int k)
 {
 	if (k == 1) {
-		payload_hash_bytes(ph, p->data, p->len);
+		payload_hash_data(ph, p->data, p->len);
 		return;
 	}
 	payload_hash_u64(ph, p->href == NULL ? 0 :

@@ -123,11 +123,20 @@ int payload_business_key(struct arena *a, const struct ebms_user_message *um,
  * bounded memory).  A field set to 0 means "no limit" for that field.
  */
 struct payload_limits {
-	size_t max_decompressed_bytes; /* per part; default 256 MiB */
+	size_t max_decompressed_bytes; /* per part; default 8 GiB */
 	unsigned max_ratio;            /* output/input, checked once a part's
 	                                  output passes 1 MiB; default 1000 */
-	size_t max_total_bytes;        /* all parts of one message; default 1 GiB */
+	size_t max_total_bytes;        /* all parts of one message; default 8 GiB */
 };
+
+/* The defaults (config <limits> maxDecompressedBytes,
+ * maxDecompressionRatio, maxDecompressedTotalBytes; issue 14): an 8 GiB
+ * payload passes, a bomb of zeroes (deflate's ~1030:1) stops at the ratio
+ * after 1 MiB of output.  Below the spool threshold the request's memory
+ * budget bounds a part long before these. */
+#define PAYLOAD_MAX_DECOMPRESSED_DEFAULT ((size_t)8 << 30)
+#define PAYLOAD_MAX_RATIO_DEFAULT 1000u
+#define PAYLOAD_MAX_DECOMPRESSED_TOTAL_DEFAULT ((size_t)8 << 30)
 
 /* Fill lim with the defaults named above. */
 void payload_limits_default(struct payload_limits *lim);
@@ -141,7 +150,9 @@ void payload_limits_default(struct payload_limits *lim);
  * zlib (gzip wrapper only, CRC-32 and ISIZE checked) under the caps of lim
  * (NULL = payload_limits_default).  On success each such part's data/len is
  * replaced by the decompressed bytes (arena-owned, exactly sized: a first
- * pass measures under the caps, a second fills the allocation) and its
+ * pass measures under the caps, a second fills the allocation; a part
+ * spool_want(spool_bound(), len) calls large: one pass into a spool file,
+ * data the mapping, read-only, valid until spool_free) and its
  * media_type becomes the MimeType value.  Parts without CompressionType (or
  * with an empty one) are left as they are.
  *  - CompressionType other than application/gzip  -> EBMS:0303
@@ -149,7 +160,8 @@ void payload_limits_default(struct payload_limits *lim);
  *  - no (or an empty) MimeType property            -> EBMS:0303
  *  - empty data, not gzip, corrupt deflate data, bad CRC-32 or length,
  *    truncated, trailing bytes after the last member, a size or ratio cap
- *    exceeded, the arena budget exhausted          -> EBMS:0303
+ *    exceeded, the arena or spool budget exhausted -> EBMS:0303
+ *  - no space on the spool filesystem              -> ERR_STORE (503)
  * On failure no part of um is changed.
  */
 int payload_decompress(struct arena *a, struct ebms_user_message *um,

@@ -9,6 +9,7 @@
 
 #include "../edifact/edifact.h"
 #include "../sbdh/sbdh.h"
+#include "../spool/spool.h"
 #include "../util/buf.h"
 
 /* Append v percent-encoded (payload.h): printable, no ':' '/' '%'. */
@@ -73,9 +74,11 @@ payload_bizkey_sbdh_like(const struct ebms_part *p)
 {
 	size_t n = p->len < PAYLOAD_SBDH_SNIFF_BYTES ? p->len :
 	    PAYLOAD_SBDH_SNIFF_BYTES;
-
-	return p->data != NULL && memmem(p->data, n, NS_SBDH,
+	int like = p->data != NULL && memmem(p->data, n, NS_SBDH,
 	    sizeof(NS_SBDH) - 1) != NULL;
+
+	spool_done(p->data, n);   /* a spooled payload's prefix (issue 14) */
+	return like;
 }
 
 /* An SBDH payload: 1 its key appended to b, 0 none (*why), -1 no memory. */
@@ -86,13 +89,18 @@ payload_bizkey_sbdh_part(struct arena *a, const struct ebms_part *p,
 	struct sbdh_limits def;
 	struct sbdh h;
 	struct err err;
+	int r;
 
 	err_clear(&err);
 	if (lim == NULL) {
 		sbdh_limits_default(&def);
 		lim = &def;
 	}
-	if (sbdh_parse(a, p->data, p->len, lim, &h, &err) == -1) {
+	/* the whole document, under the XML limits (README "Peppol"); what
+	 * the parser read leaves the resident set after (issue 14) */
+	r = sbdh_parse(a, p->data, p->len, lim, &h, &err);
+	spool_done(p->data, p->len);
+	if (r == -1) {
 		if (err.kind == ERR_INTERNAL)   /* out of request memory */
 			return -1;
 		*why = arena_sprintf(a, "%s%s%s", err.msg,
@@ -119,7 +127,10 @@ payload_bizkey_part(struct arena *a, const struct ebms_part *p,
 		return payload_bizkey_sbdh_part(a, p, ctx != NULL ?
 		    ctx->sbdh_limits : NULL, b, why);
 	err_clear(&err);
+	/* the interchange header: a few hundred bytes, whatever the size */
 	r = edifact_unb_parse(p->data, p->len, &u, &err);
+	spool_done(p->data, p->len < PAYLOAD_SBDH_SNIFF_BYTES ? p->len :
+	    PAYLOAD_SBDH_SNIFF_BYTES);
 	if (r == -1) {
 		*why = arena_strdup(a, err.msg);
 		return *why != NULL ? 0 : -1;

@@ -9,6 +9,12 @@
  * allocation of exactly that size.  Inflation costs twice the CPU, but the
  * arena — whose budget is the request's memory limit — holds only the final
  * bytes, never the discarded halves of a growing buffer.
+ *
+ * A large part (spool_want(spool_bound(), its length); issue 14) is
+ * inflated once, straight into a spool file, the caps checked as it goes
+ * (a bomb stops having written no more than the cap), the input read in
+ * order and released behind (spool_done); the part's data then points at
+ * the file's mapping.
  */
 #include "payload.h"
 
@@ -18,6 +24,8 @@
 
 #define ZLIB_CONST   /* next_in is const: the part's bytes are not ours */
 #include <zlib.h>
+
+#include "../spool/spool.h"
 
 #define PAYLOAD_GZIP_TYPE "application/gzip"
 #define PAYLOAD_MIB ((size_t)1 << 20)
@@ -31,6 +39,9 @@
 struct payload_caps {
 	size_t max_out;   /* 0 = none */
 	unsigned ratio;   /* 0 = none */
+	size_t budget;    /* memory path: what the arena can still give
+	                   * (SIZE_MAX: no budget), so the counting pass
+	                   * stops there rather than counting a bomb out */
 };
 
 /* A part's decompressed bytes, kept aside until every part succeeded. */
@@ -47,15 +58,17 @@ struct payload_run {
 	size_t out_cap;       /* bytes writable at out */
 	size_t produced;      /* output so far, all members */
 	size_t fed;           /* input handed to zlib so far */
+	struct spool_file *f; /* not NULL: the output goes here (spooled) */
+	size_t done;          /* input released with spool_done() so far */
 };
 
 /* Fill lim with the defaults documented in payload.h. */
 void
 payload_limits_default(struct payload_limits *lim)
 {
-	lim->max_decompressed_bytes = 256 * PAYLOAD_MIB;
-	lim->max_ratio = 1000;
-	lim->max_total_bytes = 1024 * PAYLOAD_MIB;
+	lim->max_decompressed_bytes = PAYLOAD_MAX_DECOMPRESSED_DEFAULT;
+	lim->max_ratio = PAYLOAD_MAX_RATIO_DEFAULT;
+	lim->max_total_bytes = PAYLOAD_MAX_DECOMPRESSED_TOTAL_DEFAULT;
 }
 
 /* Is run over a cap, given the input zlib has consumed so far? */
@@ -67,6 +80,10 @@ payload_gzip_over(const struct payload_run *r, size_t consumed,
 		return err_set(err, ERR_EBMS, "EBMS:0303", "payload %zu: "
 		    "decompressed size exceeds the limit of %zu bytes", i + 1,
 		    caps->max_out);
+	if (r->produced > caps->budget)
+		return err_set(err, ERR_EBMS, "EBMS:0303", "payload %zu: "
+		    "decompressed size exceeds the request memory budget",
+		    i + 1);
 	if (caps->ratio != 0 && r->produced > PAYLOAD_RATIO_FLOOR &&
 	    consumed <= SIZE_MAX / caps->ratio &&
 	    r->produced > consumed * caps->ratio)
@@ -86,6 +103,12 @@ payload_gzip_feed(z_stream *zs, struct payload_run *r)
 	n = r->len - r->fed;
 	if (n > UINT_MAX)
 		n = UINT_MAX;
+	if (r->f != NULL) { /* spooled: in pieces, each released behind */
+		spool_done(r->in + r->done, r->fed - r->done);
+		r->done = r->fed;
+		if (n > SPOOL_CHUNK)
+			n = SPOOL_CHUNK;
+	}
 	zs->next_in = (const Bytef *)(r->in + r->fed);
 	zs->avail_in = (uInt)n;
 	r->fed += n;
@@ -145,6 +168,23 @@ payload_gzip_fail(const z_stream *zs, int zrc, const struct payload_run *r,
 	return -1;
 }
 
+/* Spooled: the window's output to the file (after the caps were checked,
+ * so a bomb writes no more than the cap).  Over the spool's byte budget
+ * is a decompression failure too (EBMS:0303); no space stays a 503. */
+static int
+payload_gzip_spool(struct payload_run *r, const unsigned char *window,
+    size_t n, size_t i, struct err *err)
+{
+	if (r->f == NULL || n == 0 || spool_write(r->f, window, n, err) == 0)
+		return 0;
+	if (err->kind == ERR_HTTP) {
+		err_clear(err);
+		return err_set(err, ERR_EBMS, "EBMS:0303", "payload %zu: "
+		    "decompressed size exceeds the spool budget", i + 1);
+	}
+	return -1;
+}
+
 /*
  * Inflate r->in completely (every member), counting the output into
  * r->produced and writing it to r->out unless counting only.  Stops with
@@ -169,7 +209,8 @@ payload_gzip_run(struct payload_run *r, const struct payload_caps *caps,
 		zrc = inflate(&zs, Z_NO_FLUSH);
 		r->produced += room - zs.avail_out;
 		if (payload_gzip_over(r, r->fed - zs.avail_in, caps, i,
-		    err) == -1)
+		    err) == -1 || payload_gzip_spool(r, window,
+		    room - zs.avail_out, i, err) == -1)
 			goto out;
 		if (zrc == Z_STREAM_END) {
 			if ((end = payload_gzip_member_end(&zs, r, i, err)) != 0)
@@ -186,6 +227,33 @@ out:
 }
 
 /*
+ * Decompress a large part in one pass into a spool file of the bound spool
+ * (issue 14) and map it into *ret: the CRC-32 and ISIZE of every member
+ * are zlib's (inflate with the gzip wrapper), trailing data and the caps
+ * are checked as for the memory path.  A failure leaves the file unmapped
+ * (it goes with the request's spool).
+ */
+static int
+payload_gzip_spooled(const struct ebms_part *part, size_t i,
+    const struct payload_caps *caps, struct payload_result *ret,
+    struct err *err)
+{
+	struct payload_run r = { part->data, part->len, NULL, 0, 0, 0, NULL,
+	    0 };
+	const unsigned char *map = NULL;
+
+	if (spool_file(spool_bound(), &r.f, err) == -1 ||
+	    payload_gzip_run(&r, caps, i, err) == -1)
+		return -1;
+	spool_done(r.in + r.done, r.len - r.done);
+	if (spool_map(r.f, &map, err) == -1)
+		return -1;
+	ret->data = (unsigned char *)(uintptr_t)map;
+	ret->len = r.produced;
+	return 0;
+}
+
+/*
  * Decompress one part into *ret (arena bytes): count under the
  * caps, then inflate into an exact allocation (one spare byte, so that a
  * second pass producing more than the first is caught, never overflows).
@@ -195,23 +263,29 @@ payload_gzip_part(struct arena *a, const struct ebms_part *part, size_t i,
     const struct payload_caps *caps, struct payload_result *ret,
     struct err *err)
 {
-	struct payload_run r = { part->data, part->len, NULL, 0, 0, 0 };
-	struct payload_caps exact;
+	struct payload_run r = { part->data, part->len, NULL, 0, 0, 0, NULL,
+	    0 };
+	struct payload_caps exact, mem;
 	size_t n;
 
 	if (part->data == NULL || part->len == 0)
 		return err_set(err, ERR_EBMS, "EBMS:0303", "payload %zu: empty "
 		    "compressed data", i + 1);
-	if (payload_gzip_run(&r, caps, i, err) == -1)
+	if (spool_want(spool_bound(), part->len))
+		return payload_gzip_spooled(part, i, caps, ret, err);
+	mem = *caps;
+	mem.budget = arena_remaining(a);
+	if (payload_gzip_run(&r, &mem, i, err) == -1)
 		return -1;
 	n = r.produced;
-	r = (struct payload_run){ part->data, part->len, NULL, n + 1, 0, 0 };
+	r = (struct payload_run){ part->data, part->len, NULL, n + 1, 0, 0,
+	    NULL, 0 };
 	if (n == SIZE_MAX || (r.out = arena_alloc(a, n + 1)) == NULL)
 		return err_set(err, ERR_EBMS, "EBMS:0303", "payload %zu: "
-		    "decompressed payload exceeds the request memory budget",
+		    "decompressed size exceeds the request memory budget",
 		    i + 1);
 	/* the second pass may not produce more than the first counted */
-	exact = (struct payload_caps){ n, 0 };
+	exact = (struct payload_caps){ n, 0, SIZE_MAX };
 	if (payload_gzip_run(&r, n > 0 ? &exact : caps, i, err) == -1)
 		return -1;
 	if (r.produced != n)
@@ -250,6 +324,7 @@ payload_gzip_caps(const struct payload_limits *lim, size_t total,
 
 	caps->max_out = lim->max_decompressed_bytes;
 	caps->ratio = lim->max_ratio;
+	caps->budget = SIZE_MAX;
 	if (lim->max_total_bytes == 0)
 		return;
 	left = total < lim->max_total_bytes ? lim->max_total_bytes - total : 0;

@@ -151,3 +151,94 @@ codec_uuid(char out[37])
 	    r[11], r[12], r[13], r[14], r[15]);
 	return 0;
 }
+
+/* codec_unbase64_sink()'s state: clean characters not yet decoded. */
+struct codec_b64 {
+	char *buf;                   /* CODEC_B64_PIECE clean characters */
+	unsigned char *out;          /* their decoding */
+	size_t n;
+	size_t total, dashes;        /* clean characters; '-' held back */
+	char last[2];                /* the last two clean characters */
+};
+
+/* Decode and hand over the whole groups in b->buf (a multiple of 4 that
+ * EVP_DecodeBlock must decode whole: no trimming inside the input). */
+static int
+codec_b64_flush(struct codec_b64 *b,
+    int (*sink)(void *, const unsigned char *, size_t), void *arg, int fin)
+{
+	int got;
+
+	if (b->n == 0)
+		return 0;
+	got = EVP_DecodeBlock(b->out, (unsigned char *)b->buf, (int)b->n);
+	if (got < 0 || (!fin && (size_t)got != b->n / 4 * 3))
+		return -1;
+	if (fin) {
+		got -= (b->last[1] == '=') + (b->last[0] == '=');
+		if (got < 0)
+			return -1;
+	}
+	b->n = 0;
+	return sink(arg, b->out, (size_t)got);
+}
+
+/* One clean character: a '-' is held back (EVP_DecodeBlock trims them at
+ * the end of its input; anywhere else they make it fail). */
+static int
+codec_b64_put(struct codec_b64 *b, char c,
+    int (*sink)(void *, const unsigned char *, size_t), void *arg)
+{
+	b->total++;
+	b->last[0] = b->last[1];
+	b->last[1] = c;
+	if (c == '-') {
+		b->dashes++;
+		return 0;
+	}
+	if (b->dashes != 0)
+		return -1;
+	if (b->n == CODEC_B64_PIECE && codec_b64_flush(b, sink, arg, 0) < 0)
+		return -1;
+	b->buf[b->n++] = c;
+	return 0;
+}
+
+/* See codec.h; codec_unbase64() is the reference it must match. */
+int
+codec_unbase64_sink(const char *s, size_t slen,
+    int (*sink)(void *arg, const unsigned char *p, size_t n),
+    void (*done)(const void *p, size_t n), void *arg)
+{
+	struct codec_b64 b;
+	size_t i, from = 0;
+	int rc = -1;
+
+	memset(&b, 0, sizeof(b));
+	b.buf = OPENSSL_malloc(CODEC_B64_PIECE);
+	b.out = OPENSSL_malloc(CODEC_B64_PIECE / 4 * 3 + 3);
+	if (b.buf == NULL || b.out == NULL)
+		goto out;
+	for (i = 0; i < slen; i++) {
+		if (!isspace((unsigned char)s[i]) &&
+		    codec_b64_put(&b, s[i], sink, arg) < 0)
+			goto out;
+		if (done != NULL && i + 1 - from >= CODEC_B64_PIECE) {
+			done(s + from, i + 1 - from);
+			from = i + 1;
+		}
+	}
+	/* codec_unbase64: the clean length, then what EVP_DecodeBlock leaves
+	 * after trimming the '-' (it stops at 3 characters) */
+	if (b.total % 4 != 0 ||
+	    (b.dashes != 0 && b.total - b.dashes < 4) ||
+	    codec_b64_flush(&b, sink, arg, 1) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (done != NULL && slen > from)
+		done(s + from, slen - from);
+	OPENSSL_free(b.buf);
+	OPENSSL_free(b.out);
+	return rc;
+}

@@ -30,6 +30,22 @@ char *codec_base64(struct arena *a, const void *p, size_t len);
 int codec_unbase64(struct arena *a, const char *s, size_t slen,
     unsigned char **ret, size_t *ret_len);
 
+/*
+ * codec_unbase64() in pieces for an input of any size (issue 14): the
+ * decoded octets go to sink(arg, p, n) in pieces of at most 3/4 of
+ * CODEC_B64_PIECE, never the whole.  Accepts and refuses exactly what
+ * codec_unbase64() does and hands over the same octets (the same
+ * EVP_DecodeBlock over 4-character groups, its trailing '-' trimming and
+ * the padding rule included; only codec_unbase64's 2 GiB bound is not
+ * there); after done(arg, p, n) the caller may
+ * release [p, p + n) of its input (may be NULL).  -1 on invalid input
+ * (sink may have had a prefix) or when sink returns -1.
+ */
+#define CODEC_B64_PIECE ((size_t)1 << 20)
+int codec_unbase64_sink(const char *s, size_t slen,
+    int (*sink)(void *arg, const unsigned char *p, size_t n),
+    void (*done)(const void *p, size_t n), void *arg);
+
 /* A random RFC 4122 version-4 UUID, "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx",
  * into out[37]; -1 if the random generator fails. */
 int codec_uuid(char out[37]);

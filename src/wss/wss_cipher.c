@@ -189,3 +189,13 @@ wss_cipher_key_len(const char *uri)
 
 	return ci != NULL ? ci->key_len : 0;
 }
+
+/* See wss_int.h. */
+const EVP_CIPHER *
+wss_cipher_evp(const char *uri, int *ret_gcm)
+{
+	const struct wss_cipher *ci = wss_cipher_of(uri);
+
+	*ret_gcm = ci != NULL && ci->gcm;
+	return ci != NULL ? ci->evp() : NULL;
+}

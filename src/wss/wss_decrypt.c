@@ -78,6 +78,7 @@ struct wss_dec_data {
 	struct wss_part *part;     /* what it decrypts (staged until the end) */
 	unsigned char *plain;
 	size_t plain_len;
+	int spooled;               /* plain is a spool mapping (read-only) */
 	const char *content_type;  /* Complete: from the plaintext headers; Content-Only: @MimeType */
 	const char *headers;
 	size_t headers_len;
@@ -98,6 +99,7 @@ struct wss_dec {
 	int failed;
 	int cbc;                   /* an EncryptedData uses AES-CBC */
 	const char *retiring;      /* a retiring pair decrypted (its fingerprint) */
+	struct err spool_err;      /* spooling a large plaintext failed (ENOSPC) */
 	char why[sizeof(((struct err *)0)->detail)]; /* the first failure, for the log */
 };
 
@@ -432,10 +434,13 @@ wss_dec_header(struct arena *a, const char *h, size_t n, const char *name,
  * base64.
  */
 static int
-wss_dec_complete(struct arena *a, struct wss_dec_data *x, unsigned char *p,
+wss_dec_complete(struct wss_dec *d, struct wss_dec_data *x, unsigned char *p,
     size_t n)
 {
+	struct arena *a = d->a;
 	const char *h = (const char *)p, *ct, *cte;
+	struct wss_cipher_out o;
+	struct wss_bytes in;
 	size_t hl, skip;
 	int bad = 0;
 
@@ -448,9 +453,20 @@ wss_dec_complete(struct arena *a, struct wss_dec_data *x, unsigned char *p,
 		return -1;
 	x->headers_len = hl;
 	x->content_type = ct != NULL && ct[0] != '\0' ? ct : "text/plain";
-	if (cte != NULL && strcasecmp(cte, "base64") == 0)
-		return codec_unbase64(a, h + skip, n - skip, &x->plain,
-		    &x->plain_len);
+	if (cte != NULL && strcasecmp(cte, "base64") == 0) {
+		/* a large content decodes into a spool file (issue 14) */
+		in.p = p + skip;
+		in.len = n - skip;
+		if (wss_cipher_unbase64(a, &in, &o) < 0) {
+			if (o.err.kind != ERR_NONE && d->spool_err.kind == ERR_NONE)
+				d->spool_err = o.err;
+			return -1;
+		}
+		x->plain = o.p;
+		x->plain_len = o.len;
+		x->spooled = o.spooled;
+		return 0;
+	}
 	if (cte != NULL && strcasecmp(cte, "binary") != 0 &&
 	    strcasecmp(cte, "7bit") != 0 && strcasecmp(cte, "8bit") != 0)
 		return -1;
@@ -467,9 +483,10 @@ wss_dec_data(struct wss_dec *d, struct wss_dec_data *x, const char *ek_id,
     const unsigned char *key, size_t key_len)
 {
 	struct wss_part *part = wss_dec_part(d, x->node);
-	unsigned char *plain = NULL;
+	struct wss_bytes k = { key, key_len }, in;
+	struct wss_cipher_out o;
 	const char *why = NULL;
-	size_t i, plain_len = 0;
+	size_t i;
 	int rc = -1;
 
 	if (part == NULL || part->decrypted)
@@ -480,17 +497,24 @@ wss_dec_data(struct wss_dec *d, struct wss_dec_data *x, const char *ek_id,
 	for (i = 0; why == NULL && i < d->n_data; i++)
 		if (d->data[i].part == part)
 			why = "one part named by two EncryptedData";
-	if (why == NULL)
-		rc = wss_cipher_block(d->a, x->alg, key, key_len, part->data,
-		    part->len, &plain, &plain_len, &why);
+	if (why == NULL) {
+		/* a large part: in pieces into a spool file (issue 14) */
+		in.p = part->data;
+		in.len = part->len;
+		rc = wss_cipher_run(d->a, x->alg, &k, &in, &o);
+		why = o.why;
+		if (o.err.kind != ERR_NONE && d->spool_err.kind == ERR_NONE)
+			d->spool_err = o.err;
+	}
 	if (rc >= 0) {
 		x->part = part;
-		x->plain = plain;
-		x->plain_len = plain_len;
+		x->plain = o.p;
+		x->plain_len = o.len;
+		x->spooled = o.spooled;
 	}
 	if (rc >= 0 && x->complete) {
 		x->plain = NULL;
-		if (wss_dec_complete(d->a, x, plain, plain_len) < 0 && rc == 0) {
+		if (wss_dec_complete(d, x, o.p, o.len) < 0 && rc == 0) {
 			why = "Attachment-Complete plaintext is not a MIME part";
 			rc = -1;
 		}
@@ -732,11 +756,17 @@ wss_decrypt(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
 		return wss_dec_fail(err, "EncryptedData without EncryptedKey");
 	ret->cbc = d.cbc;
 	wss_dec_run(&d);
-	if (d.failed && !d.cbc) {
+	if (d.failed && (!d.cbc || d.spool_err.kind != ERR_NONE)) {
 		for (i = 0; i < d.n_data; i++)
-			if (d.data[i].plain != NULL)
+			if (d.data[i].plain != NULL && !d.data[i].spooled)
 				OPENSSL_cleanse(d.data[i].plain,
 				    d.data[i].plain_len);
+		/* no room to spool a plaintext: the 503 a partner retries
+		 * after, whatever the key or padding (the work is the same) */
+		if (d.spool_err.kind != ERR_NONE) {
+			*err = d.spool_err;
+			return -1;
+		}
 		return wss_dec_fail(err, d.why);
 	}
 	if (d.failed) /* AES-CBC: reported, the answer deferred */

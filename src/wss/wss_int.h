@@ -446,6 +446,48 @@ int wss_cipher_block(struct arena *a, const char *alg_uri,
 /* The key length of a block algorithm URI we can run, or 0. */
 size_t wss_cipher_key_len(const char *uri);
 
+/* The EVP cipher of a block algorithm URI we can run (NULL: none), and
+ * in *ret_gcm whether it is AES-GCM. */
+const EVP_CIPHER *wss_cipher_evp(const char *uri, int *ret_gcm);
+
+/* ---- wss_cipher_stream.c: large attachments (issue 14) ---- */
+
+/* What wss_cipher_run() and wss_cipher_unbase64() hand back. */
+struct wss_cipher_out {
+	unsigned char *p;          /* the plaintext; a mapping when spooled */
+	size_t len;
+	int spooled;               /* p is a spool mapping: read-only, never
+	                            * written or cleansed; lives until spool_free */
+	const char *why;           /* what failed (static, for the log) */
+	struct err err;            /* a spool failure (ERR_STORE on ENOSPC ...),
+	                            * else ERR_NONE */
+};
+
+/*
+ * wss_cipher_block() of in with key for a ciphertext spool_want(
+ * spool_bound(), in->len) says is large (else it is wss_cipher_block()
+ * itself, into the arena).  The ciphertext is read in order in SPOOL_CHUNK
+ * pieces (spool_done() behind) and decrypted with EVP into a spool file
+ * of the bound spool; the plaintext is mapped and handed out in out->p
+ * only after EVP_DecryptFinal verified the GCM tag.  On a failure the file
+ * is never mapped nor used: out->p stays NULL.  Returns as
+ * wss_cipher_block() (1: AES-CBC padding invalid, the octets less one
+ * block mapped all the same).  Memory: one SPOOL_CHUNK buffer, whatever
+ * the length.
+ */
+int wss_cipher_run(struct arena *a, const char *alg_uri,
+    const struct wss_bytes *key, const struct wss_bytes *in,
+    struct wss_cipher_out *out);
+
+/*
+ * codec_unbase64() of in into a spool file of the bound spool when
+ * spool_want() says so (read in order, spool_done() behind; mapped:
+ * out->spooled), else into the arena.  0, or -1 on invalid base64 or a
+ * spool failure (out->err).
+ */
+int wss_cipher_unbase64(struct arena *a, const struct wss_bytes *in,
+    struct wss_cipher_out *out);
+
 /* ---- wss_sigvalue.c ---- */
 
 /*

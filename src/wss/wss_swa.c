@@ -36,6 +36,7 @@
 
 #include "../mime/mime.h"
 #include "../mime/mime_hdr.h"
+#include "../spool/spool.h"
 #include "../xml/xml.h"
 
 /* One MIME header value, and parameters per Content-Type/-Disposition. */
@@ -55,10 +56,11 @@ struct wss_swa_binding {
 
 static _Thread_local struct wss_swa_binding wss_swa_tls;
 
-/* An open cid: stream: a snapshot of the part's octets. */
+/* An open cid: stream: a snapshot of the part's octets; done: where
+ * the octets the reader has not released yet start (issue 14). */
 struct wss_swa_stream {
 	const unsigned char *data;
-	size_t len, off;
+	size_t len, off, done;
 };
 
 /* One Content-Type / Content-Disposition parameter (arena copies). */
@@ -165,7 +167,12 @@ out:
 	return s;
 }
 
-/* xmlsec IO read: the next octets of the part. */
+/*
+ * xmlsec IO read: the next octets of the part.  The part is read once,
+ * in order (the digest of a reference), so what was copied is released
+ * behind the reader in pieces of SPOOL_CHUNK (spool_done: a spooled part
+ * of 1 GiB does not stay resident; memory parts are left alone).
+ */
 static int
 wss_swa_io_read(void *ctx, char *buf, int len)
 {
@@ -180,6 +187,11 @@ wss_swa_io_read(void *ctx, char *buf, int len)
 	if (n > 0)
 		memcpy(buf, s->data + s->off, n);
 	s->off += n;
+	if (s->off - s->done >= SPOOL_CHUNK ||
+	    (s->off == s->len && s->off > s->done)) {
+		spool_done(s->data + s->done, s->off - s->done);
+		s->done = s->off;
+	}
 	return (int)n;
 }
 
