@@ -33,6 +33,7 @@
 #include <xmlsec/openssl/evp.h>
 
 #include "testutil.h"
+#include "spool/spool.h"
 #include "util/arena.h"
 #include "util/codec.h"
 #include "util/err.h"
@@ -841,6 +842,58 @@ test_generated(void **state)
 	assert_true(t_n_details >= 6);
 }
 
+/* A spool in a fresh directory (threshold 0, budget max), bound. */
+static struct spool *
+t_spool_bind(char *dir, uint64_t max)
+{
+	struct spool *sp = NULL;
+	struct err err;
+
+	assert_non_null(mkdtemp(dir));
+	err_clear(&err);
+	assert_int_equal(spool_new(dir, max, 0, &sp, &err), 0);
+	(void)spool_bind(sp);
+	return sp;
+}
+
+/*
+ * Issue 14: the whole table again with a spool bound whose threshold is 0,
+ * so that every part decrypts in pieces into a spool file
+ * (wss_cipher_stream.c; Attachment-Complete base64 content too): the same
+ * plaintexts, the same answers.  A spool that cannot take the plaintext
+ * shows the path was taken: its error, not a decryption failure.
+ */
+static void
+test_generated_spooled(void **state)
+{
+	char dir[] = "/tmp/as4gw-test-dec-XXXXXX";
+	char dir2[] = "/tmp/as4gw-test-dec-XXXXXX";
+	struct spool *sp = t_spool_bind(dir, 0);
+	struct err err;
+
+	test_generated(state);
+	spool_free(sp);
+	assert_int_equal(rmdir(dir), 0);
+	sp = t_spool_bind(dir2, 1);
+	{
+		struct wss_policy pol = t_policy(fx.ring, 0);
+		struct wss_dec_report rep;
+		struct tmsg m;
+
+		memset(&m, 0, sizeof(m));
+		t_build(&tcases[0], &m);
+		err_clear(&err);
+		assert_int_equal(wss_decrypt(m.a, m.doc, t_security(m.doc),
+		    m.parts, 2, &pol, &rep, &err), -1);
+		assert_int_equal(err.kind, ERR_HTTP);
+		assert_int_equal(m.parts[0].decrypted + m.parts[1].decrypted, 0);
+		arena_free(m.a);
+	}
+	(void)spool_bind(NULL);
+	spool_free(sp);
+	assert_int_equal(rmdir(dir2), 0);
+}
+
 /*
  * Two pairs (issue 11 item 9): the EncryptedKey's ThumbprintSHA1 picks gw's,
  * listed second and retiring (reported); without a ds:KeyInfo only a leg
@@ -1313,16 +1366,18 @@ t_rt_check(struct arena *a, xmlNodePtr sec, const struct wss_part *parts,
 	    "BinarySecurityToken"));
 }
 
-/* Encrypt three parts (text, binary with an odd Content-ID, empty),
- * check the structure, serialise and re-parse, decrypt. */
+/* Encrypt three parts (text, binary of bin_len with an odd Content-ID,
+ * empty), check the structure, serialise and re-parse, decrypt; with
+ * flip, the last GCM tag byte of the binary part flipped first: EBMS:0102
+ * and no part changed. */
 static void
-test_round_trip(void **state)
+t_round_trip(size_t bin_len, int flip)
 {
 	static const char *const ids[3] = { "a@x", "b c/d%@x", "empty@x" };
 	struct arena *a = arena_new(0);
 	struct wss_policy pol = t_policy(fx.ring, 0);
 	struct wss_part parts[3], orig[3];
-	unsigned char bin[1000];
+	unsigned char *bin = malloc(bin_len);
 	xmlDocPtr doc = NULL, doc2 = NULL;
 	xmlNodePtr sec;
 	xmlChar *out = NULL;
@@ -1331,8 +1386,8 @@ test_round_trip(void **state)
 	size_t i;
 	int out_len = 0;
 
-	(void)state;
-	assert_int_equal(RAND_bytes(bin, sizeof(bin)), 1);
+	assert_non_null(bin);
+	assert_int_equal(RAND_bytes(bin, (int)bin_len), 1);
 	memset(parts, 0, sizeof(parts));
 	for (i = 0; i < 3; i++) {
 		parts[i].content_id = ids[i];
@@ -1342,7 +1397,7 @@ test_round_trip(void **state)
 	parts[0].data = (const unsigned char *)"<doc>hello</doc>";
 	parts[0].len = 16;
 	parts[1].data = bin;
-	parts[1].len = sizeof(bin);
+	parts[1].len = bin_len;
 	parts[2].data = (const unsigned char *)"";
 	memcpy(orig, parts, sizeof(parts));
 	err_clear(&err);
@@ -1363,6 +1418,17 @@ test_round_trip(void **state)
 	t_same_0102(&err, "round trip, other key");
 	pol.decrypt_keys = fx.ring;
 	err_clear(&err);
+	if (flip) {
+		struct wss_part enc[3];
+
+		memcpy(enc, parts, sizeof(enc));
+		((unsigned char *)(uintptr_t)parts[1].data)[parts[1].len - 1] ^= 1;
+		assert_int_equal(wss_decrypt(a, doc2, t_security(doc2), parts,
+		    3, &pol, &rep, &err), -1);
+		t_same_0102(&err, "round trip, last tag byte");
+		assert_memory_equal(parts, enc, sizeof(enc));
+		goto out;
+	}
 	assert_int_equal(wss_decrypt(a, doc2, t_security(doc2), parts, 3, &pol,
 	    &rep, &err), 0);
 	assert_int_equal(rep.n_decrypted, 3);
@@ -1370,7 +1436,34 @@ test_round_trip(void **state)
 		assert_int_equal(parts[i].len, orig[i].len);
 		assert_memory_equal(parts[i].data, orig[i].data, orig[i].len);
 	}
+out:
+	free(bin);
 	arena_free(a);
+}
+
+static void
+test_round_trip(void **state)
+{
+	(void)state;
+	t_round_trip(1000, 0);
+}
+
+/* Issue 14: parts over several SPOOL_CHUNKs decrypted into a spool file
+ * (threshold 0); a tag failure at the end of the last chunk: EBMS:0102,
+ * nothing changed. */
+static void
+test_round_trip_spooled(void **state)
+{
+	char dir[] = "/tmp/as4gw-test-dec-XXXXXX";
+	struct spool *sp = t_spool_bind(dir, 0);
+
+	(void)state;
+	t_round_trip(3 * SPOOL_CHUNK + 1, 0);
+	t_round_trip(SPOOL_CHUNK - 1, 0);
+	t_round_trip(2 * SPOOL_CHUNK + 5, 1);
+	(void)spool_bind(NULL);
+	spool_free(sp);
+	assert_int_equal(rmdir(dir), 0);
 }
 
 /* sender_encrypt_parts() refusals leave document and parts unchanged. */
@@ -1415,6 +1508,7 @@ main(void)
 		cmocka_unit_test(test_vector_label),
 		cmocka_unit_test(test_oaep_usable),
 		cmocka_unit_test(test_generated),
+		cmocka_unit_test(test_generated_spooled),
 		cmocka_unit_test(test_nothing_encrypted),
 		cmocka_unit_test(test_keyring),
 		cmocka_unit_test(test_corpus_compressed),
@@ -1423,6 +1517,7 @@ main(void)
 		cmocka_unit_test(test_corpus_wrong_encrypted),
 		cmocka_unit_test(test_corpus_tampered),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_round_trip_spooled),
 		cmocka_unit_test(test_encrypt_refusals),
 	};
 

@@ -1,0 +1,315 @@
+/*
+ * Unit tests for the spooled paths of src/payload (issue 14): a part
+ * spool_want() calls large is gunzipped in one pass into a spool file
+ * (byte-identical to the memory path at sizes around SPOOL_CHUNK, the same
+ * refusals for truncated data, trailing bytes, a bad CRC-32 or ISIZE, a
+ * bomb stopped at its cap having written no more than the cap), and the
+ * content hashes of a spooled part are those of the same bytes in memory.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "testutil.h"
+#include "payload/payload.h"
+#include "spool/spool.h"
+#include "util/arena.h"
+#include "util/err.h"
+
+#define CH SPOOL_CHUNK
+#define MIB ((size_t)1 << 20)
+
+static char t_dirname[64];
+
+/* gzip of data[0..len) at a level (1: fast, 9: a bomb's best ratio). */
+static unsigned char *
+t_gzl(const void *data, size_t len, int level, size_t *ret_len)
+{
+	z_stream zs;
+	size_t cap = len + len / 100 + 1024;
+	unsigned char *out = malloc(cap);
+
+	assert_non_null(out);
+	memset(&zs, 0, sizeof(zs));
+	assert_int_equal(deflateInit2(&zs, level, Z_DEFLATED, 16 + MAX_WBITS, 8,
+	    Z_DEFAULT_STRATEGY), Z_OK);
+	zs.next_in = (Bytef *)(uintptr_t)data;
+	zs.avail_in = (uInt)len;
+	zs.next_out = out;
+	zs.avail_out = (uInt)cap;
+	assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	*ret_len = zs.total_out;
+	(void)deflateEnd(&zs);
+	return out;
+}
+
+static unsigned char *
+t_gz(const void *data, size_t len, size_t *ret_len)
+{
+	return t_gzl(data, len, 1, ret_len);
+}
+
+/* One compressed part. */
+struct t_msg {
+	struct ebms_user_message um;
+	struct ebms_part part;
+	struct ebms_property props[2];
+};
+
+static void
+t_msg_init(struct t_msg *m, const unsigned char *data, size_t len)
+{
+	memset(m, 0, sizeof(*m));
+	m->props[0] = (struct ebms_property){ "MimeType", NULL, "text/plain" };
+	m->props[1] = (struct ebms_property){ "CompressionType", NULL,
+	    "application/gzip" };
+	m->part.href = "cid:p1@as4gw.test";
+	m->part.content_id = "p1@as4gw.test";
+	m->part.props = m->props;
+	m->part.n_props = 2;
+	m->part.mime_type = "text/plain";
+	m->part.compression_type = "application/gzip";
+	m->part.data = data;
+	m->part.len = len;
+	m->part.media_type = "application/gzip";
+	m->um.message_id = "gz@as4gw.test";
+	m->um.parts = &m->part;
+	m->um.n_parts = 1;
+}
+
+/* Copy p into a spool file of sp and map it, as the MIME parser of a
+ * spooled request leaves an attachment. */
+static const unsigned char *
+t_spooled(struct spool *sp, const unsigned char *p, size_t n)
+{
+	struct spool_file *f = NULL;
+	const unsigned char *m = NULL;
+	struct err err;
+
+	err_clear(&err);
+	assert_int_equal(spool_file(sp, &f, &err), 0);
+	assert_int_equal(spool_write(f, p, n, &err), 0);
+	assert_int_equal(spool_map(f, &m, &err), 0);
+	return m;
+}
+
+/*
+ * Decompress z in memory (no spool bound) and spooled (a spool of budget
+ * max_bytes, threshold 0, bound; the input itself in a spool file): the
+ * same return, code and message, and the same octets.  Returns the
+ * spooled run's return.
+ */
+static int
+t_both(const unsigned char *z, size_t zlen, const struct payload_limits *lim,
+    uint64_t max_bytes, struct err *ret_err)
+{
+	struct arena *a = arena_new(0);
+	struct spool *sp = NULL;
+	struct t_msg m1, m2;
+	struct err e1, e2;
+	int r1, r2;
+
+	err_clear(&e1);
+	err_clear(&e2);
+	(void)spool_bind(NULL);
+	t_msg_init(&m1, z, zlen);
+	r1 = payload_decompress(a, &m1.um, lim, &e1);
+	assert_int_equal(spool_new(t_dirname, max_bytes, 0, &sp, &e2), 0);
+	(void)spool_bind(sp);
+	t_msg_init(&m2, t_spooled(sp, z, zlen), zlen);
+	r2 = payload_decompress(a, &m2.um, lim, &e2);
+	if (max_bytes == 0) {
+		assert_int_equal(r2, r1);
+		assert_int_equal(e2.kind, e1.kind);
+		assert_string_equal(e2.msg, e1.msg);
+	}
+	if (r2 == 0 && max_bytes == 0) {
+		assert_int_equal(m2.part.len, m1.part.len);
+		assert_memory_equal(m2.part.data, m1.part.data, m1.part.len);
+		assert_string_equal(m2.part.media_type, "text/plain");
+	}
+	if (r2 != 0)                 /* nothing changed on a refusal */
+		assert_int_equal(m2.part.len, zlen);
+	*ret_err = e2;
+	(void)spool_bind(NULL);
+	spool_free(sp);
+	arena_free(a);
+	return r2;
+}
+
+/* Sizes around the chunk, random (incompressible) and repetitive data. */
+static void
+test_sizes(void **state)
+{
+	static const size_t sizes[] = { 0, 1, CH - 1, CH, CH + 1, 3 * CH + 5 };
+	unsigned char *plain = malloc(3 * CH + 5), *z;
+	struct err err;
+	size_t i, zlen;
+
+	(void)state;
+	assert_non_null(plain);
+	for (i = 0; i < 3 * CH + 5; i++)
+		plain[i] = (unsigned char)((i * 2654435761u) >> 13);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		z = t_gz(plain, sizes[i], &zlen);
+		assert_int_equal(t_both(z, zlen, NULL, 0, &err), 0);
+		free(z);
+	}
+	memset(plain, 'x', 3 * CH + 5);
+	z = t_gz(plain, 3 * CH + 5, &zlen);
+	assert_int_equal(t_both(z, zlen, NULL, 0, &err), 0);
+	free(z);
+	free(plain);
+}
+
+/* Two members; truncated; trailing bytes; a bad CRC-32 and ISIZE; not
+ * gzip at all: the same answers on both paths. */
+static void
+test_broken(void **state)
+{
+	unsigned char *plain = malloc(CH + 100), *z, *two;
+	struct err err;
+	size_t zlen, i;
+
+	(void)state;
+	assert_non_null(plain);
+	for (i = 0; i < CH + 100; i++)
+		plain[i] = (unsigned char)(i % 251);
+	z = t_gz(plain, CH + 100, &zlen);
+	two = malloc(2 * zlen + 8);
+	assert_non_null(two);
+	memcpy(two, z, zlen);
+	memcpy(two + zlen, z, zlen);
+	assert_int_equal(t_both(two, 2 * zlen, NULL, 0, &err), 0);
+	assert_int_equal(t_both(z, zlen - 1, NULL, 0, &err), -1);
+	assert_non_null(strstr(err.msg, "truncated"));
+	assert_int_equal(t_both(z, zlen / 2, NULL, 0, &err), -1);
+	assert_non_null(strstr(err.msg, "truncated"));
+	memcpy(two + zlen, "junk", 4);
+	assert_int_equal(t_both(two, zlen + 4, NULL, 0, &err), -1);
+	assert_non_null(strstr(err.msg, "trailing bytes"));
+	assert_string_equal(err.ebms_code, "EBMS:0303");
+	memcpy(two, z, zlen);
+	two[zlen - 8] ^= 1;                          /* CRC-32 */
+	assert_int_equal(t_both(two, zlen, NULL, 0, &err), -1);
+	assert_string_equal(err.ebms_code, "EBMS:0303");
+	two[zlen - 8] ^= 1;
+	two[zlen - 1] ^= 1;                          /* ISIZE */
+	assert_int_equal(t_both(two, zlen, NULL, 0, &err), -1);
+	assert_string_equal(err.ebms_code, "EBMS:0303");
+	assert_int_equal(t_both(plain, CH + 100, NULL, 0, &err), -1);
+	assert_non_null(strstr(err.msg, "invalid gzip data"));
+	free(two);
+	free(z);
+	free(plain);
+}
+
+/*
+ * A bomb in a spooled part stops at its cap (EBMS:0303) having written no
+ * more than the cap: the spool's byte budget is the cap itself (the spool
+ * holds the compressed input too), so one byte more would have been the
+ * "spool budget" refusal instead.  Ratio: 64 MiB of zeroes stop at the
+ * default ratio cap after 1 MiB; size: with no ratio cap, at 8 MiB.
+ */
+static void
+test_bomb(void **state)
+{
+	unsigned char *zeros = calloc(1, 64 * MIB), *z;
+	struct payload_limits lim;
+	struct err err;
+	size_t zlen;
+
+	(void)state;
+	assert_non_null(zeros);
+	z = t_gzl(zeros, 64 * MIB, 9, &zlen);
+	payload_limits_default(&lim);
+	assert_int_equal(t_both(z, zlen, &lim, zlen + 2 * MIB, &err), -1);
+	assert_string_equal(err.ebms_code, "EBMS:0303");
+	assert_non_null(strstr(err.msg, "ratio exceeds 1000"));
+	lim.max_ratio = 0;
+	lim.max_decompressed_bytes = 8 * MIB;
+	assert_int_equal(t_both(z, zlen, &lim, zlen + 8 * MIB, &err), -1);
+	assert_string_equal(err.ebms_code, "EBMS:0303");
+	assert_non_null(strstr(err.msg, "exceeds the limit of 8388608 bytes"));
+	/* the same without a size cap: the spool's budget stops it */
+	lim.max_decompressed_bytes = 0;
+	assert_int_equal(t_both(z, zlen, &lim, zlen + 8 * MIB, &err), -1);
+	assert_string_equal(err.ebms_code, "EBMS:0303");
+	assert_non_null(strstr(err.msg, "spool budget"));
+	/* no cap at all: both paths give the 64 MiB */
+	assert_int_equal(t_both(z, zlen, &lim, 0, &err), 0);
+	free(z);
+	free(zeros);
+}
+
+/* The content hashes of a part in a spool mapping are those of the same
+ * bytes in memory (read in pieces, released behind). */
+static void
+test_hash(void **state)
+{
+	unsigned char *plain = malloc(2 * CH + 3), h1[32], h2[32];
+	struct spool *sp = NULL;
+	struct arena *a = arena_new(0);
+	unsigned char *f1 = NULL, *f2 = NULL;
+	size_t n1 = 0, n2 = 0, i;
+	struct t_msg m;
+	struct err err;
+
+	(void)state;
+	assert_non_null(plain);
+	for (i = 0; i < 2 * CH + 3; i++)
+		plain[i] = (unsigned char)(i * 7);
+	t_msg_init(&m, plain, 2 * CH + 3);
+	assert_int_equal(payload_content_hash(&m.um, h1), 0);
+	assert_int_equal(payload_content_hash2(a, &m.um, h2, &f1, &n1), 0);
+	err_clear(&err);
+	assert_int_equal(spool_new(t_dirname, 0, 0, &sp, &err), 0);
+	(void)spool_bind(sp);
+	m.part.data = t_spooled(sp, plain, 2 * CH + 3);
+	assert_int_equal(payload_content_hash(&m.um, h2), 0);
+	assert_memory_equal(h1, h2, 32);
+	assert_int_equal(payload_content_hash2(a, &m.um, h1, &f2, &n2), 0);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(f1, f2, n1);
+	(void)spool_bind(NULL);
+	spool_free(sp);
+	arena_free(a);
+	free(plain);
+}
+
+static int
+t_setup(void **state)
+{
+	(void)state;
+	(void)snprintf(t_dirname, sizeof(t_dirname), "/tmp/as4gw-test-ps-XXXXXX");
+	return mkdtemp(t_dirname) == NULL ? -1 : 0;
+}
+
+static int
+t_teardown(void **state)
+{
+	(void)state;
+	return rmdir(t_dirname);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_broken),
+		cmocka_unit_test(test_bomb),
+		cmocka_unit_test(test_hash),
+	};
+
+	return cmocka_run_group_tests(tests, t_setup, t_teardown);
+}
