@@ -86,6 +86,12 @@ def apki(pki, tmp_path_factory):
     return d
 
 
+# The size cap test 53 trips (issue 14: the default is 8 GiB, so that large
+# payloads pass; here below requestMemoryBytes, so that the memory path and a
+# spooled part stop at the same cap).
+ATTACK_LIMITS = '<maxDecompressedBytes>209715200</maxDecompressedBytes>'
+
+
 @pytest.fixture(scope='module', params=['sqlite', 'postgresql'])
 def agw(request, tmp_path_factory, pki, apki):
     """One gateway with every attack leg per backend, shared by the tests
@@ -94,7 +100,8 @@ def agw(request, tmp_path_factory, pki, apki):
     (Tests that store, the positive controls, use fresh_gw.)"""
     d = tmp_path_factory.mktemp(f'attack-gw-{request.param}')
     gw = Gateway(d, pki, make_dsn(request.param, d),
-                 legs=ATTACK_LEGS.replace('{apki}', str(apki))).start()
+                 legs=ATTACK_LEGS.replace('{apki}', str(apki)),
+                 limits=ATTACK_LIMITS).start()
     yield gw
     rc = gw.stop()
     assert rc == 0, f'as4gw exited {rc} after SIGTERM: {gw.logtext()[-2000:]}'
@@ -940,7 +947,7 @@ def test_52_signed_compressed_payload_not_gzip(agw, make, pki):
 def bombs():
     """ratio: 10 GiB of zeros in one gzip member of about 10 MB (trips the
     ratio cap); size: 320 MiB at about 130:1 (under the ratio cap of 1000,
-    over the size cap of 256 MiB)."""
+    over the size cap of 200 MiB, ATTACK_LIMITS)."""
     sprinkled = bytearray(1 << 20)
     for i in range(0, len(sprinkled), 512):
         sprinkled[i] = (i // 512) % 251 + 1

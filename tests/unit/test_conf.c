@@ -244,6 +244,10 @@ test_conf_minimal_defaults(void **state)
 	assert_int_equal(c->limits.max_envelope_bytes, 4u * 1024u * 1024u);
 	assert_int_equal(c->verify_at_ms, 0);
 	assert_int_equal(c->limits.header_timeout_s, 10);
+	/* issue 14: an 8 GiB payload decompresses under the defaults */
+	assert_true(c->limits.max_decompressed_bytes == (size_t)8 << 30);
+	assert_int_equal(c->limits.max_decompression_ratio, 1000);
+	assert_true(c->limits.max_decompressed_total_bytes == (size_t)8 << 30);
 	assert_int_equal(c->n_trusted_proxies, 0);
 	assert_null(c->trusted_proxies);
 	assert_int_equal(c->purge_interval_s, 3600);
@@ -382,6 +386,9 @@ test_conf_full(void **state)
 	assert_int_equal(c->limits.max_xml_nodes, 50000);
 	assert_int_equal(c->limits.max_xml_attributes, 32);
 	assert_int_equal(c->limits.max_envelope_bytes, 1048576);
+	assert_int_equal(c->limits.max_decompressed_bytes, 1073741824);
+	assert_int_equal(c->limits.max_decompression_ratio, 200);
+	assert_int_equal(c->limits.max_decompressed_total_bytes, 2147483648);
 	assert_int_equal(c->retention_days, 60);
 	assert_int_equal(c->retry_window_days, 14);
 	/* 2021-03-04T05:06:07.890+01:00 */
