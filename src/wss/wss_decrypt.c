@@ -129,8 +129,10 @@ wss_decrypt_mask(struct err *err)
 {
 	char why[sizeof(err->detail)];
 
-	if (err->kind == ERR_EBMS && err->ebms_code != NULL &&
-	    strcmp(err->ebms_code, "EBMS:0102") == 0)
+	/* no room to spool (issue 14) tells nothing about the ciphertext:
+	 * the 503 a partner retries after */
+	if (err->kind == ERR_STORE || (err->kind == ERR_EBMS &&
+	    err->ebms_code != NULL && strcmp(err->ebms_code, "EBMS:0102") == 0))
 		return;
 	if (snprintf(why, sizeof(why), "after AES-CBC decryption, before the "
 	    "signature verified: %s%s%.300s", err->msg,
@@ -489,6 +491,7 @@ wss_dec_data(struct wss_dec *d, struct wss_dec_data *x, const char *ek_id,
 	size_t i;
 	int rc = -1;
 
+	memset(&o, 0, sizeof(o));
 	if (part == NULL || part->decrypted)
 		why = "no MIME part for an EncryptedData's CipherReference "
 		    "(or no Attachment-Ciphertext-Transform)";

@@ -409,6 +409,10 @@ struct wss_dec_report {
  * lines with their line ends, without the empty line).  No Security
  * children to decrypt: 0 with a zero report.  doc: where a
  * BinarySecurityToken reference is looked up (wss_ids_index() first).
+ * A part spool_want(spool_bound(), len) calls large is decrypted through
+ * wss_cipher_run() (issue 14): its data becomes a read-only spool mapping;
+ * no room to spool it is that error (ERR_STORE: ENOSPC, or the spool
+ * budget's 413), not EBMS:0102.
  */
 int wss_decrypt(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
     struct wss_part *parts, size_t n_parts, const struct wss_policy *pol,
@@ -416,7 +420,9 @@ int wss_decrypt(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
 
 /* Turn the failure in err into the decryption failure answer (EBMS:0102,
  * the fixed msg), its msg and detail kept in the log detail: for any
- * failure after an AES-CBC decryption before the signature verified. */
+ * failure after an AES-CBC decryption before the signature verified.
+ * ERR_STORE (no room to spool a large plaintext; issue 14) is left as it
+ * is: it depends on the disk, never on the ciphertext. */
 void wss_decrypt_mask(struct err *err);
 
 /* ---- wss_cipher.c ---- */

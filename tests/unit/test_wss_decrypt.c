@@ -894,6 +894,24 @@ test_generated_spooled(void **state)
 	assert_int_equal(rmdir(dir2), 0);
 }
 
+/* After AES-CBC every failure is masked as EBMS:0102, but no room to
+ * spool a plaintext (ERR_STORE, issue 14) stays the 503 it is. */
+static void
+test_mask_store(void **state)
+{
+	struct err err;
+
+	(void)state;
+	err_clear(&err);
+	(void)err_set(&err, ERR_STORE, NULL, "spool: no space left");
+	wss_decrypt_mask(&err);
+	assert_int_equal(err.kind, ERR_STORE);
+	err_clear(&err);
+	(void)err_set(&err, ERR_EBMS, "EBMS:0101", "signature invalid");
+	wss_decrypt_mask(&err);
+	assert_string_equal(err.ebms_code, "EBMS:0102");
+}
+
 /*
  * Two pairs (issue 11 item 9): the EncryptedKey's ThumbprintSHA1 picks gw's,
  * listed second and retiring (reported); without a ds:KeyInfo only a leg
@@ -1509,6 +1527,7 @@ main(void)
 		cmocka_unit_test(test_oaep_usable),
 		cmocka_unit_test(test_generated),
 		cmocka_unit_test(test_generated_spooled),
+		cmocka_unit_test(test_mask_store),
 		cmocka_unit_test(test_nothing_encrypted),
 		cmocka_unit_test(test_keyring),
 		cmocka_unit_test(test_corpus_compressed),
