@@ -151,8 +151,9 @@ void payload_limits_default(struct payload_limits *lim);
  * (NULL = payload_limits_default).  On success each such part's data/len is
  * replaced by the decompressed bytes (arena-owned, exactly sized: a first
  * pass measures under the caps, a second fills the allocation; a part
- * spool_want(spool_bound(), len) calls large: one pass into a spool file,
- * data the mapping, read-only, valid until spool_free) and its
+ * spool_want(spool_bound(), len) calls large, or whose output grows that
+ * large: one pass into a spool file, data the mapping, read-only, valid
+ * until spool_free) and its
  * media_type becomes the MimeType value.  Parts without CompressionType (or
  * with an empty one) are left as they are.
  *  - CompressionType other than application/gzip  -> EBMS:0303

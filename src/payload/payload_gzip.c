@@ -14,7 +14,9 @@
  * inflated once, straight into a spool file, the caps checked as it goes
  * (a bomb stops having written no more than the cap), the input read in
  * order and released behind (spool_done); the part's data then points at
- * the file's mapping.
+ * the file's mapping.  A small part whose output grows large for the
+ * bound spool during the counting pass goes the same way (its output is
+ * then never held in memory).
  */
 #include "payload.h"
 
@@ -42,6 +44,8 @@ struct payload_caps {
 	size_t budget;    /* memory path: what the arena can still give
 	                   * (SIZE_MAX: no budget), so the counting pass
 	                   * stops there rather than counting a bomb out */
+	int spill;        /* memory path's counting pass: stop (1) once the
+	                   * output is large for the bound spool */
 };
 
 /* A part's decompressed bytes, kept aside until every part succeeded. */
@@ -71,7 +75,9 @@ payload_limits_default(struct payload_limits *lim)
 	lim->max_total_bytes = PAYLOAD_MAX_DECOMPRESSED_TOTAL_DEFAULT;
 }
 
-/* Is run over a cap, given the input zlib has consumed so far? */
+/* Is run over a cap, given the input zlib has consumed so far?  -1 a cap
+ * (EBMS:0303), 1 the counting pass of a small part found a large output
+ * (caps->spill: it goes to a spool file instead), 0 on we go. */
 static int
 payload_gzip_over(const struct payload_run *r, size_t consumed,
     const struct payload_caps *caps, size_t i, struct err *err)
@@ -80,15 +86,17 @@ payload_gzip_over(const struct payload_run *r, size_t consumed,
 		return err_set(err, ERR_EBMS, "EBMS:0303", "payload %zu: "
 		    "decompressed size exceeds the limit of %zu bytes", i + 1,
 		    caps->max_out);
-	if (r->produced > caps->budget)
-		return err_set(err, ERR_EBMS, "EBMS:0303", "payload %zu: "
-		    "decompressed size exceeds the request memory budget",
-		    i + 1);
 	if (caps->ratio != 0 && r->produced > PAYLOAD_RATIO_FLOOR &&
 	    consumed <= SIZE_MAX / caps->ratio &&
 	    r->produced > consumed * caps->ratio)
 		return err_set(err, ERR_EBMS, "EBMS:0303", "payload %zu: "
 		    "compression ratio exceeds %u", i + 1, caps->ratio);
+	if (caps->spill && spool_want(spool_bound(), r->produced))
+		return 1;
+	if (r->produced > caps->budget)
+		return err_set(err, ERR_EBMS, "EBMS:0303", "payload %zu: "
+		    "decompressed size exceeds the request memory budget",
+		    i + 1);
 	return 0;
 }
 
@@ -188,7 +196,8 @@ payload_gzip_spool(struct payload_run *r, const unsigned char *window,
 /*
  * Inflate r->in completely (every member), counting the output into
  * r->produced and writing it to r->out unless counting only.  Stops with
- * EBMS:0303 at the first cap exceeded or defect found.
+ * EBMS:0303 at the first cap exceeded or defect found (-1), or with 1 when
+ * caps->spill and the output grew large for the bound spool.
  */
 static int
 payload_gzip_run(struct payload_run *r, const struct payload_caps *caps,
@@ -197,7 +206,7 @@ payload_gzip_run(struct payload_run *r, const struct payload_caps *caps,
 	unsigned char window[PAYLOAD_WINDOW];
 	z_stream zs;
 	uInt room;
-	int zrc, rc = -1, end = 0;
+	int zrc, rc = -1, end = 0, over;
 
 	memset(&zs, 0, sizeof(zs));
 	/* 16 + MAX_WBITS: the gzip wrapper only, no zlib or raw deflate */
@@ -208,9 +217,13 @@ payload_gzip_run(struct payload_run *r, const struct payload_caps *caps,
 		room = payload_gzip_aim(&zs, r, window);
 		zrc = inflate(&zs, Z_NO_FLUSH);
 		r->produced += room - zs.avail_out;
-		if (payload_gzip_over(r, r->fed - zs.avail_in, caps, i,
-		    err) == -1 || payload_gzip_spool(r, window,
-		    room - zs.avail_out, i, err) == -1)
+		over = payload_gzip_over(r, r->fed - zs.avail_in, caps, i, err);
+		if (over != 0) {
+			rc = over;
+			goto out;
+		}
+		if (payload_gzip_spool(r, window, room - zs.avail_out, i,
+		    err) == -1)
 			goto out;
 		if (zrc == Z_STREAM_END) {
 			if ((end = payload_gzip_member_end(&zs, r, i, err)) != 0)
@@ -275,8 +288,15 @@ payload_gzip_part(struct arena *a, const struct ebms_part *part, size_t i,
 		return payload_gzip_spooled(part, i, caps, ret, err);
 	mem = *caps;
 	mem.budget = arena_remaining(a);
-	if (payload_gzip_run(&r, &mem, i, err) == -1)
+	mem.spill = spool_bound() != NULL;
+	switch (payload_gzip_run(&r, &mem, i, err)) {
+	case 1:   /* a small part with a large output: to a spool file */
+		return payload_gzip_spooled(part, i, caps, ret, err);
+	case 0:
+		break;
+	default:
 		return -1;
+	}
 	n = r.produced;
 	r = (struct payload_run){ part->data, part->len, NULL, n + 1, 0, 0,
 	    NULL, 0 };
@@ -285,7 +305,7 @@ payload_gzip_part(struct arena *a, const struct ebms_part *part, size_t i,
 		    "decompressed size exceeds the request memory budget",
 		    i + 1);
 	/* the second pass may not produce more than the first counted */
-	exact = (struct payload_caps){ n, 0, SIZE_MAX };
+	exact = (struct payload_caps){ n, 0, SIZE_MAX, 0 };
 	if (payload_gzip_run(&r, n > 0 ? &exact : caps, i, err) == -1)
 		return -1;
 	if (r.produced != n)
@@ -325,6 +345,7 @@ payload_gzip_caps(const struct payload_limits *lim, size_t total,
 	caps->max_out = lim->max_decompressed_bytes;
 	caps->ratio = lim->max_ratio;
 	caps->budget = SIZE_MAX;
+	caps->spill = 0;
 	if (lim->max_total_bytes == 0)
 		return;
 	left = total < lim->max_total_bytes ? lim->max_total_bytes - total : 0;

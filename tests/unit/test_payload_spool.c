@@ -251,6 +251,45 @@ test_bomb(void **state)
 	free(zeros);
 }
 
+/* A small compressed part whose output grows large for the bound spool
+ * (threshold 1 MiB) leaves the memory path for a spool file: 8 MiB come
+ * out although the arena may hold only 2 MiB; without a spool the arena
+ * budget refuses it. */
+static void
+test_spill(void **state)
+{
+	unsigned char *zeros = calloc(1, 8 * MIB), *z;
+	struct payload_limits lim = { 0, 0, 0 };
+	struct arena *a = arena_new(2 * MIB);
+	struct spool *sp = NULL;
+	struct t_msg m;
+	struct err err;
+	size_t zlen;
+
+	(void)state;
+	assert_non_null(zeros);
+	z = t_gzl(zeros, 8 * MIB, 9, &zlen);
+	assert_true(zlen < MIB);
+	t_msg_init(&m, z, zlen);
+	err_clear(&err);
+	assert_int_equal(payload_decompress(a, &m.um, &lim, &err), -1);
+	assert_non_null(strstr(err.msg, "memory budget"));
+	assert_int_equal(spool_new(t_dirname, 0, MIB, &sp, &err), 0);
+	(void)spool_bind(sp);
+	t_msg_init(&m, z, zlen);
+	err_clear(&err);
+	if (payload_decompress(a, &m.um, &lim, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(m.part.len, 8 * MIB);
+	assert_memory_equal(m.part.data, zeros, 8 * MIB);
+	assert_true(arena_used(a) < MIB);
+	(void)spool_bind(NULL);
+	spool_free(sp);
+	arena_free(a);
+	free(z);
+	free(zeros);
+}
+
 /* The content hashes of a part in a spool mapping are those of the same
  * bytes in memory (read in pieces, released behind). */
 static void
@@ -308,6 +347,7 @@ main(void)
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_broken),
 		cmocka_unit_test(test_bomb),
+		cmocka_unit_test(test_spill),
 		cmocka_unit_test(test_hash),
 	};
 
