@@ -15,7 +15,8 @@ spoolThresholdBytes, once more with threshold 0 (everything spooled).
 - the same with the last GCM tag byte flipped (the end of the last chunk):
   EBMS:0102, nothing stored;
 - a gzip bomb (10 GiB of zeroes, ~10 MB compressed) in a signed part, the
-  signature made valid for it: EBMS:0303, nothing stored.
+  signature made valid for it: EBMS:0303, nothing stored;
+- the decompression caps are <limits> keys that reach the gunzip.
 """
 import glob
 import hashlib
@@ -33,7 +34,7 @@ for _module in ('lxml', 'cryptography'):   # tamper.py needs both
 
 import tamper  # noqa: E402
 from conftest import BIN, SRC, Gateway, make_dsn, new_id  # noqa: E402
-from test_attacks import (ATTACK_LEGS, accepted, apki, flip,  # noqa: E402,F401
+from test_attacks import (ATTACK_LEGS, _compressed, accepted, apki, flip,  # noqa: E402,F401
                           last_request_log, make, message_id, refused, totals)
 
 SIZE = 12 << 20
@@ -121,3 +122,22 @@ def test_large_gzip_bomb(lgw, make, pki):
                                  str(pki / 'sender.key'), digests=False)
     refused(lgw, bad, 'EBMS:0303', message_id(msg))
     assert 'ratio' in last_request_log(lgw).get('error', ''), last_request_log(lgw)
+
+
+def test_decompression_cap_is_a_config_key(gateway_factory):
+    """<limits><maxDecompressedBytes> (issue 14) reaches the gunzip: 3 MiB
+    out of a part against a 2 MiB cap -> EBMS:0303 naming that cap, nothing
+    stored; the same part under the default caps is accepted."""
+    data = tamper.gz(os.urandom(3 << 20))
+    gw = gateway_factory(limits='<maxDecompressedBytes>2097152</maxDecompressedBytes>'
+                                '<maxDecompressionRatio>50</maxDecompressionRatio>'
+                                '<maxDecompressedTotalBytes>4194304</maxDecompressedTotalBytes>'
+                         ).start()
+    mid = new_id()
+    refused(gw, _compressed(mid, data), 'EBMS:0303', mid)
+    assert 'exceeds the limit of 2097152 bytes' in last_request_log(gw).get('error', ''), \
+        last_request_log(gw)
+    assert gw.stop() == 0
+    ok = gateway_factory().start()
+    accepted(ok, _compressed(new_id(), data))
+    assert totals(ok)[0] == 1
