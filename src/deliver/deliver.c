@@ -33,7 +33,6 @@
 #include "../util/fault.h"
 
 #define DELIVER_DIR_MODE 0750
-#define DELIVER_FILE_MODE 0640
 
 /* A directory entry name of ours: ".tmp-<64 hex>-<pid>" and the like. */
 struct deliver_fname {
@@ -146,40 +145,45 @@ out:
 
 /* ---- the directory target --------------------------------------------- */
 
-/* Write message.json and part-<n>.bin of d into the directory tfd. */
+/*
+ * Write part-<n>.bin of every part (streamed: deliver_part.c), then
+ * message.json with their digests, into the directory tfd.
+ */
 static int
-deliver_fill(int tfd, const struct store_delivery *d, const struct conf *conf,
-    int sync, struct err *err)
+deliver_fill(int tfd, struct deliver_job *j, struct err *err)
 {
-	struct deliver_fname f;
+	const struct store_delivery *d = j->d;
 	struct buf b = {0};
 	size_t i;
 	int rc = -1;
 
-	if (deliver_json(&b, d, conf) == -1) {
+	j->md = calloc(d->n_parts > 0 ? d->n_parts : 1, sizeof(*j->md));
+	if (j->md == NULL) {
+		err_set(err, ERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < d->n_parts; i++)
+		if (deliver_part_write(tfd, j, i, err) == -1)
+			goto out;
+	/* a kill here leaves DIR/.tmp-<name>-<pid> (deliver_sweep.c) */
+	fault_point("deliver.mid-write");
+	if (deliver_json_md(&b, d, j->md, j->conf) == -1) {
 		err_set(err, ERR_INTERNAL, NULL,
 		    "could not build message.json");
 		goto out;
 	}
-	if (deliver_write_file(tfd, "message.json", b.data, b.len, sync,
+	if (deliver_write_file(tfd, "message.json", b.data, b.len, j->sync,
 	    err) == -1)
 		goto out;
-	/* a kill here leaves DIR/.tmp-<name>-<pid> (deliver_sweep.c) */
-	fault_point("deliver.mid-write");
-	for (i = 0; i < d->n_parts; i++) {
-		(void)snprintf(f.s, sizeof(f.s), "part-%d.bin",
-		    d->parts[i].part_no);
-		if (deliver_write_file(tfd, f.s, d->parts[i].data,
-		    d->parts[i].len, sync, err) == -1)
-			goto out;
-	}
-	if (sync && fsync(tfd) == -1) {
+	if (j->sync && fsync(tfd) == -1) {
 		err_set(err, ERR_IO, NULL,
 		    "could not sync message directory: %s", strerror(errno));
 		goto out;
 	}
 	rc = 0;
 out:
+	free(j->md);
+	j->md = NULL;
 	buf_free(&b);
 	return rc;
 }
@@ -222,8 +226,8 @@ fail:
  * on failure the temporary one is removed.
  */
 static int
-deliver_build(int pfd, const char *name, const struct store_delivery *d,
-    const struct deliver_opts *o, int sync, struct err *err)
+deliver_build(int pfd, const char *name, struct deliver_job *j,
+    struct err *err)
 {
 	struct deliver_fname tmp;
 	int tfd = -1, rc = -1;
@@ -238,8 +242,8 @@ deliver_build(int pfd, const char *name, const struct store_delivery *d,
 		    strerror(errno));
 		goto out;
 	}
-	if (deliver_fill(tfd, d, o->conf, sync, err) == 0 &&
-	    deliver_publish(pfd, tmp.s, name, sync, err) == 0)
+	if (deliver_fill(tfd, j, err) == 0 &&
+	    deliver_publish(pfd, tmp.s, name, j->sync, err) == 0)
 		rc = 0;
 out:
 	if (tfd != -1)
@@ -273,9 +277,10 @@ deliver_sweep(const struct deliver_opts *o)
 
 /* The directory target: o->to_dir/<name>, everything fsync'd. */
 static int
-deliver_to_dir(const struct deliver_opts *o, const struct store_delivery *d,
-    const char *name, struct err *err)
+deliver_to_dir(struct store *s, const struct deliver_opts *o,
+    const struct store_delivery *d, const char *name, struct err *err)
 {
+	struct deliver_job j = { .s = s, .d = d, .conf = o->conf, .sync = 1 };
 	int pfd, rc;
 
 	pfd = open(o->to_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -287,7 +292,7 @@ deliver_to_dir(const struct deliver_opts *o, const struct store_delivery *d,
 	 * mid-write (issue 11 item 1b) */
 	if (d->attempts > 1)
 		(void)deliver_sweep_at(pfd, name, deliver_stale_ms(o));
-	rc = deliver_build(pfd, name, d, o, 1, err);
+	rc = deliver_build(pfd, name, &j, err);
 	(void)close(pfd);
 	return rc;
 }
@@ -459,9 +464,11 @@ deliver_command(const struct deliver_opts *o, const struct store_delivery *d,
  * directory ($TMPDIR or /tmp), the command run on it, everything removed.
  */
 static int
-deliver_exec(const struct deliver_opts *o, const struct store_delivery *d,
-    const char *name, struct arena *a, struct err *err)
+deliver_exec(struct store *s, const struct deliver_opts *o,
+    const struct store_delivery *d, const char *name, struct arena *a,
+    struct err *err)
 {
+	struct deliver_job j = { .s = s, .d = d, .conf = o->conf, .sync = 0 };
 	const char *tmpdir = getenv("TMPDIR");
 	char base[PATH_MAX], path[PATH_MAX + DELIVER_NAME_LEN + 2];
 	int pfd = -1, rc = -1;
@@ -480,7 +487,7 @@ deliver_exec(const struct deliver_opts *o, const struct store_delivery *d,
 		    strerror(errno));
 		goto out;
 	}
-	if (deliver_build(pfd, name, d, o, 0, err) == -1)
+	if (deliver_build(pfd, name, &j, err) == -1)
 		goto out;
 	(void)snprintf(path, sizeof(path), "%s/%s", base, name);
 	rc = deliver_command(o, d, path, a, err);
@@ -494,9 +501,10 @@ out:
 
 /* Hand d to the target of o (deliver_int.h). */
 int
-deliver_target(const struct deliver_opts *o, const struct store_delivery *d,
-    const char *name, struct arena *a, struct err *err)
+deliver_target(struct store *s, const struct deliver_opts *o,
+    const struct store_delivery *d, const char *name, struct arena *a,
+    struct err *err)
 {
-	return o->to_dir != NULL ? deliver_to_dir(o, d, name, err) :
-	    deliver_exec(o, d, name, a, err);
+	return o->to_dir != NULL ? deliver_to_dir(s, o, d, name, err) :
+	    deliver_exec(s, o, d, name, a, err);
 }

@@ -169,17 +169,21 @@ deliver_json_service_type(const struct pmode_leg *leg, const char *service)
 	return NULL;
 }
 
-/* Append one part's object (see deliver.h). */
+/* Append one part's object (see deliver.h); given its file's digest, or
+ * (NULL) hashing its bytes in memory. */
 static int
-deliver_json_part(struct buf *b, const struct store_part *p, int decrypted)
+deliver_json_part(struct buf *b, const struct store_part *p,
+    const struct deliver_digest *given, int decrypted)
 {
 	static const char S[] = ", ";
 	unsigned char md[CODEC_SHA256_LEN];
 	char hex[2 * CODEC_SHA256_LEN + 1];
 	int dz = deliver_json_compressed(p->properties);
 
-	if (codec_sha256(p->data != NULL ? p->data : (const void *)"", p->len,
-	    md) == -1)
+	if (given != NULL)
+		memcpy(md, given->md, sizeof(md));
+	else if (store_part_chunked(p) || codec_sha256(p->data != NULL ?
+	    p->data : (const void *)"", p->len, md) == -1)
 		return -1;
 	codec_hex(md, sizeof(md), hex);
 	if (buf_printf(b, "{\"part_no\": %d", p->part_no) == -1 ||
@@ -203,7 +207,7 @@ deliver_json_part(struct buf *b, const struct store_part *p, int decrypted)
  */
 static int
 deliver_json_parts(struct buf *b, const struct store_delivery *d,
-    const struct pmode_leg *leg)
+    const struct deliver_digest *md, const struct pmode_leg *leg)
 {
 	int enc = leg != NULL && leg->encryption == CONF_REQUIRED;
 	size_t i;
@@ -212,8 +216,8 @@ deliver_json_parts(struct buf *b, const struct store_delivery *d,
 		return -1;
 	for (i = 0; i < d->n_parts; i++)
 		if (buf_puts(b, i > 0 ? ",\n    " : "\n    ") == -1 ||
-		    deliver_json_part(b, &d->parts[i],
-		    enc && d->parts[i].content_id != NULL) == -1)
+		    deliver_json_part(b, &d->parts[i], md != NULL ? &md[i] :
+		    NULL, enc && d->parts[i].content_id != NULL) == -1)
 			return -1;
 	return buf_puts(b, d->n_parts > 0 ? "\n  ]\n}\n" : "]\n}\n");
 }
@@ -222,6 +226,14 @@ deliver_json_parts(struct buf *b, const struct store_delivery *d,
 int
 deliver_json(struct buf *b, const struct store_delivery *d,
     const struct conf *conf)
+{
+	return deliver_json_md(b, d, NULL, conf);
+}
+
+/* message.json with the parts' digests given (deliver_int.h). */
+int
+deliver_json_md(struct buf *b, const struct store_delivery *d,
+    const struct deliver_digest *md, const struct conf *conf)
 {
 	static const char T[] = ",\n  ";
 	const struct pmode_leg *leg = deliver_json_leg(conf, d->pmode_id);
@@ -251,5 +263,5 @@ deliver_json(struct buf *b, const struct store_delivery *d,
 	    deliver_json_str(b, T, "duplicate_of",
 	    d->business_duplicate_of) == -1)
 		return -1;
-	return deliver_json_parts(b, d, leg);
+	return deliver_json_parts(b, d, md, leg);
 }

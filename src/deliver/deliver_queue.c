@@ -163,7 +163,7 @@ deliver_claimed(struct store *s, struct deliver_retry *r,
 
 	if (deliver_name(d->from_party, d->message_id, name, err) == -1)
 		return -1;
-	ok = deliver_target(r->o, d, name, a, &terr) == 0;
+	ok = deliver_target(s, r->o, d, name, a, &terr) == 0;
 	if (ok)
 		fault_point("deliver.after-target");
 	else

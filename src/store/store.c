@@ -200,6 +200,18 @@ store_finish_error(struct store *s, const char *from_party,
 	    retry_at_ms, ok ? NULL : text, err);
 }
 
+/* Stream one stored payload (store.h). */
+int
+store_payload_read(struct store *s, const struct store_payload_key *k,
+    store_read_fn fn, void *ctx, struct err *err)
+{
+	if (k->from_party == NULL || k->message_id == NULL ||
+	    *k->message_id == '\0' ||
+	    strlen(k->message_id) > STORE_MESSAGE_ID_MAX || k->part_no < 0)
+		return 0;  /* no row can have it */
+	return s->ops->payload_read(s, k, fn, ctx, err);
+}
+
 /* The inbox rows of a MessageId, read-only (store.h); *ret only on 1. */
 int
 store_find(struct store *s, const char *message_id, const char *from_party,

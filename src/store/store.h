@@ -31,14 +31,52 @@ enum store_business {
 	STORE_BUSINESS_REFUSE         /* nothing stored: STORE_BUSINESS_DUP */
 };
 
+/*
+ * Payloads of any size (issue 14 item 2; migration sqlite 007 /
+ * postgresql 008).  A final payload longer than STORE_CHUNK_THRESHOLD is
+ * stored as rows of table payload_chunk, STORE_CHUNK_BYTES each (the last
+ * may be shorter), in chunk_no order, inside the same accept transaction
+ * as its inbox row and Receipt; its payload row then holds its size and no
+ * content.  Smaller payloads stay whole in payload.content as before.
+ *
+ * Why 8 MiB: at or below it nothing changes for the payloads most
+ * partners send (one value, every existing reader of payload.content keeps
+ * working, the claim hands it over in memory); above it no single value
+ * comes near the ~1 GB limit of a bytea or SQLite value, the accept reads
+ * the (spooled) part in SPOOL_CHUNK pieces with spool_done() behind, and a
+ * deliverer holds one chunk at a time.  8 MiB is also what a claim may hold
+ * in memory per part, and half a SQLite group-commit batch
+ * (STORE_SQLITE_BATCH_BYTES), so one inline part never fills a batch alone.
+ * 1 MiB chunks: SPOOL_CHUNK, the reader's piece; big enough that the rows'
+ * overhead (key, index entry) is lost in the noise, small enough for
+ * PostgreSQL's TOAST and SQLite's overflow pages to handle cheaply.
+ */
+#define STORE_CHUNK_BYTES ((size_t)1 << 20)
+#define STORE_CHUNK_THRESHOLD ((size_t)8 << 20)
+
 struct store_part {
 	int part_no;                  /* 0-based order of PartInfo */
 	const char *content_id;       /* NULL for a payload in the SOAP Body */
 	const char *mime_type;
 	const char *properties;       /* PartProperties as JSON object text */
-	const unsigned char *data;    /* final bytes */
+	const unsigned char *data;    /* final bytes (store_accept: read in
+	                               * order, spool_done() behind, when
+	                               * longer than STORE_CHUNK_THRESHOLD);
+	                               * store_claim: NULL for a payload
+	                               * stored in chunks (store_part_chunked) */
 	size_t len;
 };
+
+/*
+ * A part of a claimed delivery whose bytes are not in memory but stored in
+ * chunks: data NULL and len (its size) > 0, which store_accept never takes
+ * as input.  Read it with store_payload_read().
+ */
+static inline int
+store_part_chunked(const struct store_part *p)
+{
+	return p->data == NULL && p->len > 0;
+}
 
 /*
  * The inbox key is (from_party, message_id): a MessageId is unique per
@@ -210,6 +248,21 @@ struct store_purge_totals {
 	                               * 0 = none */
 };
 
+/* Which payload store_payload_read() reads. */
+struct store_payload_key {
+	const char *from_party;
+	const char *message_id;
+	int part_no;
+};
+
+/*
+ * Called by store_payload_read() with the payload's bytes in order, one
+ * piece at a time (p valid during the call only).  0 go on; -1 stop (the
+ * callback keeps its own error; store_payload_read returns -1 with err
+ * kind ERR_IO "payload reader stopped" unless the callback set err).
+ */
+typedef int (*store_read_fn)(void *ctx, const unsigned char *p, size_t n);
+
 struct store;
 
 struct store_ops {
@@ -236,6 +289,8 @@ struct store_ops {
 	    struct err *err);
 	int (*purge_totals)(struct store *s, struct store_purge_totals *ret,
 	    struct err *err);
+	int (*payload_read)(struct store *s, const struct store_payload_key *k,
+	    store_read_fn fn, void *ctx, struct err *err);
 };
 
 /* Every backend's handle starts with this. */
@@ -393,6 +448,21 @@ int store_find(struct store *s, const char *message_id,
  */
 int store_purge(struct store *s, const struct store_purge *p,
     size_t *purged, size_t *kept, struct err *err);
+
+/*
+ * Stream one stored payload (issue 14 item 3): fn gets its bytes in order,
+ * a payload stored whole as one piece (at most STORE_CHUNK_THRESHOLD
+ * bytes), one stored in chunks one chunk (STORE_CHUNK_BYTES) at a time, so
+ * the caller's memory does not grow with the payload.  The chunks are
+ * checked as they come: numbered 0, 1, 2 ... and adding up to the stored
+ * size (a gap is ERR_STORE, never short output that looks whole).
+ * 1 read, 0 no such payload
+ * (fn not called), -1 ERR_STORE or fn stopped (see store_read_fn).
+ * Read-only; SQLite reads in one read transaction, PostgreSQL reads the
+ * chunks with one query in single-row mode (libpq holds about one row).
+ */
+int store_payload_read(struct store *s, const struct store_payload_key *k,
+    store_read_fn fn, void *ctx, struct err *err);
 
 /* Queue and inbox sizes for /metrics. */
 int store_stats(struct store *s, struct store_stats *ret, struct err *err);

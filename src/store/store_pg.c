@@ -459,14 +459,11 @@ store_pg_accept_init(struct store_pg_accept_call *c,
 	size_t total = 0, i;
 
 	memset(c, 0, sizeof(*c));
-	for (i = 0; i < m->n_parts; i++) {
-		if (m->parts[i].len > INT_MAX)  /* a COPY field's length */
-			return err_set(err, ERR_STORE, NULL, "could not store"
-			    " %zu bytes: too large for postgresql",
-			    m->parts[i].len);
-		if (total <= STORE_PG_INLINE_MAX)
-			total += m->parts[i].len;
-	}
+	/* no part above STORE_CHUNK_THRESHOLD goes whole (chunks do), so
+	 * every content field's length fits a COPY field's int32 */
+	_Static_assert(STORE_CHUNK_THRESHOLD <= INT_MAX, "COPY field length");
+	for (i = 0; i < m->n_parts && total <= STORE_PG_INLINE_MAX; i++)
+		total += m->parts[i].len;
 	c->streamed = total > STORE_PG_INLINE_MAX;
 	for (i = 0; i < sizeof(text) / sizeof(text[0]); i++)
 		c->p.values[STORE_PG_A_ID + i] = text[i];
@@ -720,6 +717,7 @@ static const struct store_ops store_pg_ops = {
 	.find = store_pg_find,
 	.purge_log = store_pg_purge_log,
 	.purge_totals = store_pg_purge_totals,
+	.payload_read = store_pg_payload_read,
 	.purge = store_pg_queue_purge,
 	.stats = store_pg_queue_stats,
 	.wait = store_pg_queue_wait,

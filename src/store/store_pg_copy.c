@@ -2,7 +2,9 @@
  * store_pg_copy — the payload rows of a new message with large payloads,
  * streamed into the open accept transaction with COPY FROM STDIN in binary
  * format (store_pg.c decides when: more than STORE_PG_INLINE_MAX bytes).
- * libpq then holds at most about STORE_PG_COPY_CHUNK bytes of them.
+ * libpq then holds at most about STORE_PG_COPY_CHUNK bytes of them.  A part
+ * longer than STORE_CHUNK_THRESHOLD gets a payload row with its size and
+ * no content; its bytes follow as payload_chunk rows (store_pg_chunk.c).
  */
 #include "store.h"
 
@@ -18,16 +20,14 @@
 #define STORE_PG_COPY_CHUNK ((size_t)64 * 1024)
 
 /* COPY of payload rows in binary format (PostgreSQL docs, COPY "Binary
- * Format"): signature, flags 0, no header extension; 7 fields a row. */
+ * Format"; the header is store_pg_int.h's): 8 fields a row. */
 #define STORE_PG_COPY_SQL "COPY payload (from_party, message_id, part_no," \
-	" content_id, mime_type, properties, content)" \
+	" content_id, mime_type, properties, content, size)" \
 	" FROM STDIN (FORMAT binary)"
-#define STORE_PG_COPY_HEAD "PGCOPY\n\377\r\n\0" "\0\0\0\0" "\0\0\0\0"
-#define STORE_PG_COPY_ROW "\0\7"
-#define STORE_PG_COPY_END "\377\377"
+#define STORE_PG_COPY_ROW "\0\10"
 
-/* Send b's bytes as one CopyData message and empty b. */
-static int
+/* Send b's bytes as one CopyData message and empty b (store_pg_int.h). */
+int
 store_pg_copy_send(struct store_pg *s, struct buf *b)
 {
 	int ok = b->len == 0 ||
@@ -40,13 +40,15 @@ store_pg_copy_send(struct store_pg *s, struct buf *b)
 /*
  * One payload row of the binary COPY: its fields go into b, and so do the
  * content bytes of a small part; a large part's bytes go straight from the
- * caller's memory in chunks.
+ * caller's memory in chunks; a part longer than STORE_CHUNK_THRESHOLD has
+ * content NULL and its size (its chunks follow: store_pg_chunk.c).
  */
 static int
 store_pg_copy_row(struct store_pg *s, const char *from, const char *id,
     const struct store_part *pt, struct buf *b)
 {
 	const char *data = (const char *)pt->data;
+	uint64_t size = pt->len;
 	size_t off, n;
 
 	if (buf_append(b, STORE_PG_COPY_ROW, 2) == -1 ||
@@ -56,10 +58,18 @@ store_pg_copy_row(struct store_pg *s, const char *from, const char *id,
 	    store_pg_str(b, pt->content_id) == -1 ||
 	    store_pg_str(b, pt->mime_type) == -1 ||
 	    store_pg_str(b, pt->properties != NULL ? pt->properties : "{}") ==
-	    -1 || store_pg_put32(b, (uint32_t)pt->len) == -1)
+	    -1)
+		return -1;
+	if (pt->len > STORE_CHUNK_THRESHOLD)  /* content NULL, size int8 */
+		return store_pg_field(b, NULL, 0) == -1 ||
+		    store_pg_put32(b, 8) == -1 ||
+		    store_pg_put32(b, (uint32_t)(size >> 32)) == -1 ||
+		    store_pg_put32(b, (uint32_t)size) == -1 ? -1 : 0;
+	if (store_pg_put32(b, (uint32_t)pt->len) == -1)
 		return -1;
 	if (pt->len < STORE_PG_COPY_CHUNK)
-		return buf_append(b, data != NULL ? data : "", pt->len);
+		return buf_append(b, data != NULL ? data : "", pt->len) == -1 ||
+		    store_pg_field(b, NULL, 0) == -1 ? -1 : 0;
 	if (store_pg_copy_send(s, b) == -1)
 		return -1;
 	for (off = 0; off < pt->len; off += n) {
@@ -68,11 +78,12 @@ store_pg_copy_row(struct store_pg *s, const char *from, const char *id,
 		if (PQputCopyData(s->conn, data + off, (int)n) != 1)
 			return -1;
 	}
-	return 0;
+	return store_pg_field(b, NULL, 0);  /* size NULL */
 }
 
-/* End the COPY (aborting it unless ok) and read its result. */
-static int
+/* End the COPY (aborting it unless ok) and read its result
+ * (store_pg_int.h). */
+int
 store_pg_copy_end(struct store_pg *s, int ok, struct err *err)
 {
 	PGresult *res;
@@ -125,6 +136,8 @@ store_pg_copy_parts(struct store_pg *s, const struct store_message *m,
 	ok = ok && buf_append(&b, STORE_PG_COPY_END, 2) == 0 &&
 	    store_pg_copy_send(s, &b) == 0;
 	buf_free(&b);
-	return store_pg_copy_end(s, ok, err);
+	if (store_pg_copy_end(s, ok, err) == -1)
+		return -1;
+	return store_pg_chunk_copy(s, m, err);
 }
 

@@ -24,7 +24,8 @@
 	" " STORE_PGF_MS("d.claimed_at") ", " STORE_PGF_MS("d.not_before") "," \
 	" d.last_error, " STORE_PGF_MS("d.last_error_at") "," \
 	" " STORE_PGF_MS("d.done_at") ", p.part_no, p.content_id," \
-	" p.mime_type, octet_length(p.content), i.business_key," \
+	" p.mime_type, coalesce(p.size, octet_length(p.content))," \
+	" i.business_key," \
 	" i.business_duplicate_of" \
 	" FROM inbox i LEFT JOIN delivery d ON d.from_party = i.from_party" \
 	" AND d.message_id = i.message_id" \

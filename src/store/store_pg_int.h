@@ -101,10 +101,36 @@ int store_pg_str(struct buf *b, const char *s);
 
 /*
  * Insert the payload rows of m into the open transaction with a binary
- * COPY, streamed (store_pg_copy.c); 0, or -1 with ERR_STORE (the
- * transaction must then be rolled back).
+ * COPY, streamed (store_pg_copy.c), then the chunk rows of its parts
+ * longer than STORE_CHUNK_THRESHOLD (store_pg_chunk_copy); 0, or -1 with
+ * ERR_STORE (the transaction must then be rolled back).
  */
 int store_pg_copy_parts(struct store_pg *s, const struct store_message *m,
+    struct err *err);
+
+/* Binary COPY framing (PostgreSQL docs, COPY "Binary Format"): the
+ * header (signature, flags 0, no extension) and the trailer. */
+#define STORE_PG_COPY_HEAD "PGCOPY\n\377\r\n\0" "\0\0\0\0" "\0\0\0\0"
+#define STORE_PG_COPY_END "\377\377"
+
+/* Send b's bytes as one CopyData message and empty b; 0 or -1. */
+int store_pg_copy_send(struct store_pg *s, struct buf *b);
+
+/* End a COPY (aborted unless ok) and read its result; 0, or -1 ERR_STORE. */
+int store_pg_copy_end(struct store_pg *s, int ok, struct err *err);
+
+/*
+ * The payload_chunk rows of m's parts longer than STORE_CHUNK_THRESHOLD
+ * (none: nothing sent), one binary COPY, the bytes read from the parts in
+ * order with spool_done() behind each chunk (store_pg_chunk.c).  0, or -1
+ * with ERR_STORE (roll back).
+ */
+int store_pg_chunk_copy(struct store_pg *s, const struct store_message *m,
+    struct err *err);
+
+/* store_payload_read (store_pg_chunk.c; store.h). */
+int store_pg_payload_read(struct store *base,
+    const struct store_payload_key *k, store_read_fn fn, void *ctx,
     struct err *err);
 
 /* An n-byte network-order integer of a binary result column. */

@@ -56,7 +56,7 @@ enum store_pg_queue_col {
 	STORE_PGQ_C_PMODE, STORE_PGQ_C_RECEIVED, STORE_PGQ_C_ATTEMPTS,
 	STORE_PGQ_C_PART_NO, STORE_PGQ_C_CID, STORE_PGQ_C_MIME,
 	STORE_PGQ_C_PROPS, STORE_PGQ_C_CONTENT, STORE_PGQ_C_BUSINESS_KEY,
-	STORE_PGQ_C_BUSINESS_DUP_OF
+	STORE_PGQ_C_BUSINESS_DUP_OF, STORE_PGQ_C_SIZE
 };
 
 const struct store_pg_stmt store_pg_queue_stmts[STORE_PGQ_COUNT] = {
@@ -83,7 +83,7 @@ const struct store_pg_stmt store_pg_queue_stmts[STORE_PGQ_COUNT] = {
 	    " round(extract(epoch FROM i.received_at) * 1000)::bigint::text,"
 	    " c.attempts::text, p.part_no::text, p.content_id, p.mime_type,"
 	    " p.properties, p.content, i.business_key,"
-	    " i.business_duplicate_of"
+	    " i.business_duplicate_of, p.size::text"
 	    " FROM c JOIN inbox i ON i.from_party = c.from_party"
 	    " AND i.message_id = c.message_id"
 	    " LEFT JOIN payload p ON p.from_party = c.from_party"
@@ -226,6 +226,12 @@ store_pg_queue_parts(const PGresult *res, struct arena *a,
 		    store_pg_queue_text(res, r, STORE_PGQ_C_PROPS, a,
 		    &p->properties) == -1)
 			return -1;
+		/* stored in chunks (008_payload_chunk.sql): size, no bytes */
+		if (!PQgetisnull(res, r, STORE_PGQ_C_SIZE)) {
+			p->len = (size_t)strtoull(PQgetvalue(res, r,
+			    STORE_PGQ_C_SIZE), NULL, 10);
+			continue;
+		}
 		p->len = (size_t)PQgetlength(res, r, STORE_PGQ_C_CONTENT);
 		p->data = arena_memdup(a, PQgetvalue(res, r,
 		    STORE_PGQ_C_CONTENT), p->len);

@@ -35,6 +35,7 @@ enum store_sqlite_stmt {
 	STORE_SQ_SEL_INBOX,
 	STORE_SQ_UPD_DUP,
 	STORE_SQ_SEL_HOLDER,
+	STORE_SQ_INS_CHUNK,
 	STORE_SQ_COUNT
 };
 
@@ -58,8 +59,8 @@ static const struct {
 	    " ?14, ?15, ?16) ON CONFLICT (from_party, message_id) DO NOTHING" },
 	[STORE_SQ_INS_PAYLOAD] = { "insert payload",
 	    "INSERT INTO payload (message_id, part_no, content_id, mime_type,"
-	    " properties, content, from_party)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)" },
+	    " properties, content, from_party, size)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)" },
 	[STORE_SQ_INS_DELIVERY] = { "insert delivery row",
 	    "INSERT INTO delivery (message_id, state, attempts, created_at,"
 	    " from_party) VALUES (?1, 'ready', 0, ?2, ?3)" },
@@ -75,6 +76,10 @@ static const struct {
 	    "SELECT message_id FROM inbox WHERE from_party = ?1"
 	    " AND business_key = ?2 AND business_duplicate_of IS NULL"
 	    " AND message_id <> ?3" },
+	/* 007_payload_chunk.sql; store_sqlite_chunk.c binds it */
+	[STORE_SQ_INS_CHUNK] = { "insert payload chunk",
+	    "INSERT INTO payload_chunk (from_party, message_id, part_no,"
+	    " chunk_no, content) VALUES (?1, ?2, ?3, ?4, ?5)" },
 };
 
 _Static_assert(STORE_SQ_COUNT == STORE_SQLITE_ACCEPT_STMTS,
@@ -204,27 +209,36 @@ store_sqlite_insert_inbox(struct store_sqlite *s, const struct store_message *m,
 	return sqlite3_changes(s->db) == 1 ? 1 : 0;
 }
 
-/* The rest of a new message: its payload rows and its delivery row. */
+/*
+ * The rest of a new message: its payload rows (a part longer than
+ * STORE_CHUNK_THRESHOLD with its size and no content, then its chunk rows:
+ * store_sqlite_chunk.c) and its delivery row.
+ */
 static int
 store_sqlite_insert_rest(struct store_sqlite *s, const struct store_message *m,
     struct err *err)
 {
 	sqlite3_stmt *st = s->st[STORE_SQ_INS_PAYLOAD];
 	size_t i;
-	int b;
+	int b, big;
 
 	for (i = 0; i < m->n_parts; i++) {
 		const struct store_part *p = &m->parts[i];
 
+		big = p->len > STORE_CHUNK_THRESHOLD;
 		b = store_sqlite_bind_text(st, 1, m->message_id);
 		b |= sqlite3_bind_int(st, 2, p->part_no);
 		b |= store_sqlite_bind_text(st, 3, p->content_id);
 		b |= store_sqlite_bind_text(st, 4, p->mime_type);
 		b |= store_sqlite_bind_text(st, 5,
 		    p->properties != NULL ? p->properties : "{}");
-		b |= store_sqlite_bind_blob(st, 6, p->data, p->len);
+		b |= store_sqlite_bind_blob(st, 6, p->data, big ? 0 : p->len);
 		b |= store_sqlite_bind_text(st, 7, m->from_party);
-		if (store_sqlite_run(s, STORE_SQ_INS_PAYLOAD, b, err) == -1)
+		b |= big ? sqlite3_bind_int64(st, 8, (sqlite3_int64)p->len) :
+		    sqlite3_bind_null(st, 8);
+		if (store_sqlite_run(s, STORE_SQ_INS_PAYLOAD, b, err) == -1 ||
+		    (big && store_sqlite_chunk_insert(s,
+		    s->st[STORE_SQ_INS_CHUNK], m, p, err) == -1))
 			return -1;
 	}
 	st = s->st[STORE_SQ_INS_DELIVERY];
@@ -604,6 +618,7 @@ static const struct store_ops store_sqlite_ops = {
 	.find = store_sqlite_find,
 	.purge_log = store_sqlite_purge_log,
 	.purge_totals = store_sqlite_purge_totals,
+	.payload_read = store_sqlite_payload_read,
 	.purge = store_sqlite_queue_purge,
 	.stats = store_sqlite_queue_stats,
 	.wait = store_sqlite_queue_wait,

@@ -19,7 +19,8 @@
 	" lower(hex(i.content_hash)), i.received_at, i.processed_at," \
 	" i.duplicates, i.last_duplicate_at, d.state, d.attempts," \
 	" d.claimed_at, d.not_before, d.last_error, d.last_error_at," \
-	" d.done_at, p.part_no, p.content_id, p.mime_type, length(p.content)," \
+	" d.done_at, p.part_no, p.content_id, p.mime_type," \
+	" coalesce(p.size, length(p.content))," \
 	" i.business_key, i.business_duplicate_of" \
 	" FROM inbox i LEFT JOIN delivery d ON d.from_party = i.from_party" \
 	" AND d.message_id = i.message_id" \

@@ -13,7 +13,7 @@
 
 /* Statements of accept (store_sqlite.c) and of the queue
  * (store_sqlite_queue.c), each set prepared at its first use. */
-#define STORE_SQLITE_ACCEPT_STMTS 12
+#define STORE_SQLITE_ACCEPT_STMTS 13
 #define STORE_SQLITE_QUEUE_STMTS 13
 
 /* Group commit bounds: requests and bytes (receipts + payloads) per batch;
@@ -198,6 +198,22 @@ int store_sqlite_find(struct store *base, const char *message_id,
 
 /* Finalize the queue's statements (at close); accepts none prepared. */
 void store_sqlite_queue_finalize(struct store_sqlite *s);
+
+/*
+ * Inside the accept transaction, after p's payload row (size set, no
+ * content): p's bytes as payload_chunk rows of STORE_CHUNK_BYTES, through
+ * st (accept's prepared INSERT INTO payload_chunk), read from p->data in
+ * order with spool_done() behind each chunk (store_sqlite_chunk.c).
+ */
+int store_sqlite_chunk_insert(struct store_sqlite *s, sqlite3_stmt *st,
+    const struct store_message *m, const struct store_part *p,
+    struct err *err);
+
+/* store_payload_read on the handle's own connection (store_sqlite_chunk.c;
+ * store.h). */
+int store_sqlite_payload_read(struct store *base,
+    const struct store_payload_key *k, store_read_fn fn, void *ctx,
+    struct err *err);
 
 /* The purge log (store_sqlite_purgelog.c; store.h "store_purge_log"). */
 int store_sqlite_purge_log(struct store *base,

@@ -82,7 +82,7 @@ static const struct {
 	    "SELECT count(*) FROM payload"
 	    " WHERE from_party = ?2 AND message_id = ?1" },
 	[STORE_SQQ_SEL_PARTS] = { "read claimed payloads",
-	    "SELECT part_no, content_id, mime_type, properties, content"
+	    "SELECT part_no, content_id, mime_type, properties, content, size"
 	    " FROM payload WHERE from_party = ?2 AND message_id = ?1"
 	    " ORDER BY part_no" },
 	[STORE_SQQ_DONE] = { "mark delivery done",
@@ -303,6 +303,12 @@ store_sqlite_queue_part(sqlite3_stmt *st, struct arena *a,
 	    store_sqlite_queue_text(a, st, 2, &p->mime_type) == -1 ||
 	    store_sqlite_queue_text(a, st, 3, &p->properties) == -1)
 		return -1;
+	/* stored in chunks (007_payload_chunk.sql): its size, no bytes */
+	if (sqlite3_column_type(st, 5) != SQLITE_NULL) {
+		p->len = (size_t)sqlite3_column_int64(st, 5);
+		p->data = NULL;
+		return 0;
+	}
 	p->len = (size_t)sqlite3_column_bytes(st, 4);
 	p->data = arena_memdup(a, sqlite3_column_blob(st, 4), p->len);
 	return p->data != NULL ? 0 : -1;

@@ -1,0 +1,265 @@
+/*
+ * store_pg_chunk — payloads stored in chunks on PostgreSQL (issue 14;
+ * store.h "STORE_CHUNK_BYTES", 008_payload_chunk.sql): the chunk rows of a
+ * new message's large parts, streamed into the open accept transaction
+ * with one binary COPY (after the COPY of its payload rows:
+ * store_pg_copy.c), and reading a payload back one chunk at a time
+ * (store_payload_read).
+ *
+ * Writing: each chunk's bytes go from the part's memory (usually a spool
+ * mapping) straight into CopyData messages of STORE_PG_COPY_CHUNK bytes,
+ * read in order, with spool_done() behind each chunk, so neither libpq
+ * nor the process holds more than about one chunk.  No extra round trip
+ * per chunk: the whole of them is one COPY (one round trip).  Only a NEW
+ * gets here (as4gw_accept() decided it first, store_pg.c), so a duplicate
+ * or a drift never writes a chunk; a failure or a crash before COMMIT
+ * leaves none (the rows belong to the accept transaction).
+ *
+ * Reading: one REPEATABLE READ, READ ONLY transaction (one snapshot): the
+ * payload row (its size says whether it is chunked), then its chunks in
+ * primary-key order with libpq's single-row mode, so libpq holds one row
+ * at a time.  A reader that stops makes us cancel the query.
+ */
+#include "store.h"
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "store_pg_int.h"
+#include "../spool/spool.h"
+#include "../util/buf.h"
+
+/* Bytes per CopyData message of a chunk's content (as store_pg_copy.c). */
+#define STORE_PG_CHUNK_PIECE ((size_t)64 * 1024)
+
+#define STORE_PG_CHUNK_COPY "COPY payload_chunk (from_party, message_id," \
+	" part_no, chunk_no, content) FROM STDIN (FORMAT binary)"
+#define STORE_PG_CHUNK_ROW "\0\5"
+
+#define STORE_PG_CHUNK_PART "SELECT size, content FROM payload" \
+	" WHERE from_party = $1 AND message_id = $2 AND part_no = $3::int4"
+#define STORE_PG_CHUNK_SEL "SELECT chunk_no, content FROM payload_chunk" \
+	" WHERE from_party = $1 AND message_id = $2 AND part_no = $3::int4" \
+	" ORDER BY chunk_no"
+
+/* One chunk row: its fields in b (sent), then n bytes at p in pieces. */
+static int
+store_pg_chunk_row(struct store_pg *s, const struct store_message *m,
+    const struct store_part *pt, int no, size_t off, struct buf *b)
+{
+	const char *p = (const char *)pt->data + off;
+	size_t n = pt->len - off < STORE_CHUNK_BYTES ? pt->len - off :
+	    STORE_CHUNK_BYTES, done, k;
+
+	if (buf_append(b, STORE_PG_CHUNK_ROW, 2) == -1 ||
+	    store_pg_str(b, m->from_party) == -1 ||
+	    store_pg_str(b, m->message_id) == -1 ||
+	    store_pg_put32(b, 4) == -1 ||
+	    store_pg_put32(b, (uint32_t)pt->part_no) == -1 ||
+	    store_pg_put32(b, 4) == -1 || store_pg_put32(b, (uint32_t)no) == -1 ||
+	    store_pg_put32(b, (uint32_t)n) == -1 || store_pg_copy_send(s, b) == -1)
+		return -1;
+	for (done = 0; done < n; done += k) {
+		k = n - done < STORE_PG_CHUNK_PIECE ? n - done :
+		    STORE_PG_CHUNK_PIECE;
+		if (PQputCopyData(s->conn, p + done, (int)k) != 1)
+			return -1;
+	}
+	spool_done(p, n);
+	return 0;
+}
+
+/* The chunk rows of m (store_pg_int.h). */
+int
+store_pg_chunk_copy(struct store_pg *s, const struct store_message *m,
+    struct err *err)
+{
+	struct buf b = { 0 };
+	PGresult *res;
+	size_t i, off;
+	int ok = 1, no;
+
+	for (i = 0; i < m->n_parts; i++)
+		if (m->parts[i].len > STORE_CHUNK_THRESHOLD)
+			break;
+	if (i == m->n_parts)
+		return 0;
+	res = PQexec(s->conn, STORE_PG_CHUNK_COPY);
+	if (PQresultStatus(res) != PGRES_COPY_IN) {
+		(void)store_pg_fail(s, "insert payload chunk", res, err);
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+	ok = buf_append(&b, STORE_PG_COPY_HEAD,
+	    sizeof(STORE_PG_COPY_HEAD) - 1) == 0;
+	for (; ok && i < m->n_parts; i++) {
+		const struct store_part *pt = &m->parts[i];
+
+		if (pt->len <= STORE_CHUNK_THRESHOLD)
+			continue;
+		for (off = 0, no = 0; ok && off < pt->len;
+		    off += STORE_CHUNK_BYTES, no++)
+			ok = store_pg_chunk_row(s, m, pt, no, off, &b) == 0;
+	}
+	ok = ok && buf_append(&b, STORE_PG_COPY_END, 2) == 0 &&
+	    store_pg_copy_send(s, &b) == 0;
+	buf_free(&b);
+	return store_pg_copy_end(s, ok, err);
+}
+
+/*
+ * Run sql with the payload key k as its text parameters, binary results.
+ * ret_sent NULL: wait for the result (NULL on failure, err set).  Else
+ * only send it, in single-row mode (the caller reads the rows with
+ * PQgetResult): *ret_sent 1, or 0 with err set; NULL is returned.
+ */
+static PGresult *
+store_pg_chunk_query(struct store_pg *s, const char *sql,
+    const struct store_payload_key *k, int *ret_sent, struct err *err)
+{
+	char no[16];
+	const char *v[3] = { k->from_party, k->message_id, no };
+	PGresult *res;
+
+	(void)snprintf(no, sizeof(no), "%d", k->part_no);
+	if (ret_sent != NULL) {
+		*ret_sent = PQsendQueryParams(s->conn, sql, 3, NULL, v, NULL,
+		    NULL, 1) == 1 && PQsetSingleRowMode(s->conn) == 1;
+		if (!*ret_sent)
+			(void)store_pg_fail(s, "read payload", NULL, err);
+		return NULL;
+	}
+	res = PQexecParams(s->conn, sql, 3, NULL, v, NULL, NULL, 1);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		(void)store_pg_fail(s, "read payload", res, err);
+		PQclear(res);
+		return NULL;
+	}
+	return res;
+}
+
+/* Stop the running query (a reader gave up) and read what is left. */
+static void
+store_pg_chunk_drain(struct store_pg *s, int cancel)
+{
+	PGcancel *c = cancel ? PQgetCancel(s->conn) : NULL;
+	char buf[256];
+	PGresult *res;
+
+	if (c != NULL) {
+		(void)PQcancel(c, buf, (int)sizeof(buf));
+		PQfreeCancel(c);
+	}
+	while ((res = PQgetResult(s->conn)) != NULL)
+		PQclear(res);
+}
+
+/* One row of the chunk query: check its number and size, give it to fn.
+ * 0 go on, -1 stop (err set). */
+static int
+store_pg_chunk_give(const PGresult *res, int64_t *total, int64_t size,
+    int64_t no, store_read_fn fn, void *ctx, struct err *err)
+{
+	int n = PQgetlength(res, 0, 1);
+
+	if (PQgetlength(res, 0, 0) != 4 ||
+	    (int64_t)store_pg_get(PQgetvalue(res, 0, 0), 4) != no || n <= 0 ||
+	    (int64_t)n > size - *total)
+		return err_set(err, ERR_STORE, NULL, "could not read payload:"
+		    " chunk %" PRId64 " missing or out of order", no);
+	*total += n;
+	if (fn(ctx, (const unsigned char *)PQgetvalue(res, 0, 1),
+	    (size_t)n) != 0)
+		return err_set(err, ERR_IO, NULL, "payload reader stopped");
+	return 0;
+}
+
+/* The chunks of a payload of size bytes, in order, to fn (single-row
+ * mode); a gap or a total other than size is ERR_STORE. */
+static int
+store_pg_chunk_stream(struct store_pg *s, const struct store_payload_key *k,
+    int64_t size, store_read_fn fn, void *ctx, struct err *err)
+{
+	int64_t total = 0, no = 0;
+	PGresult *res;
+	int rc = 0, failed = 0, sent;
+
+	(void)store_pg_chunk_query(s, STORE_PG_CHUNK_SEL, k, &sent, err);
+	if (!sent) {
+		store_pg_chunk_drain(s, 0);
+		return -1;
+	}
+	while (rc == 0 && (res = PQgetResult(s->conn)) != NULL) {
+		switch (PQresultStatus(res)) {
+		case PGRES_SINGLE_TUPLE:
+			rc = store_pg_chunk_give(res, &total, size, no++, fn,
+			    ctx, err);
+			break;
+		case PGRES_TUPLES_OK:
+			break;
+		default:
+			rc = store_pg_fail(s, "read payload chunk", res, err);
+			failed = 1;
+			break;
+		}
+		PQclear(res);
+	}
+	store_pg_chunk_drain(s, rc == -1 && !failed);
+	if (rc == 0 && total != size)
+		rc = err_set(err, ERR_STORE, NULL, "could not read payload:"
+		    " its chunks hold %" PRId64 " of %" PRId64 " bytes",
+		    total, size);
+	return rc;
+}
+
+/* The payload row of k, then (chunked) its chunks: 1, 0 or -1. */
+static int
+store_pg_chunk_read(struct store_pg *s, const struct store_payload_key *k,
+    store_read_fn fn, void *ctx, struct err *err)
+{
+	PGresult *res = store_pg_chunk_query(s, STORE_PG_CHUNK_PART, k, NULL,
+	    err);
+	int rc = -1;
+
+	if (res == NULL)
+		return -1;
+	if (PQntuples(res) == 0)
+		rc = 0;
+	else if (PQgetisnull(res, 0, 0)) {
+		rc = fn(ctx, (const unsigned char *)PQgetvalue(res, 0, 1),
+		    (size_t)PQgetlength(res, 0, 1)) == 0 ? 1 : err_set(err,
+		    ERR_IO, NULL, "payload reader stopped");
+	} else if (PQgetlength(res, 0, 0) == 8)
+		rc = store_pg_chunk_stream(s, k,
+		    (int64_t)store_pg_get(PQgetvalue(res, 0, 0), 8), fn, ctx,
+		    err) == 0 ? 1 : -1;
+	else
+		(void)err_set(err, ERR_STORE, NULL,
+		    "could not read payload: bad size");
+	PQclear(res);
+	return rc;
+}
+
+/* store_payload_read (store.h) in one read-only snapshot. */
+int
+store_pg_payload_read(struct store *base, const struct store_payload_key *k,
+    store_read_fn fn, void *ctx, struct err *err)
+{
+	struct store_pg *s = (struct store_pg *)base;
+	PGresult *res;
+	int rc;
+
+	if (store_pg_begin(s, "BEGIN ISOLATION LEVEL REPEATABLE READ,"
+	    " READ ONLY", "begin transaction", err) == -1)
+		return -1;
+	rc = store_pg_chunk_read(s, k, fn, ctx, err);
+	res = PQexec(s->conn, rc == -1 ? "ROLLBACK" : "COMMIT");
+	if (rc != -1 && PQresultStatus(res) != PGRES_COMMAND_OK)
+		rc = store_pg_fail(s, "end transaction", res, err);
+	PQclear(res);
+	return rc;
+}

@@ -1,0 +1,184 @@
+/*
+ * store_sqlite_chunk — payloads stored in chunks on SQLite (issue 14;
+ * store.h "STORE_CHUNK_BYTES", 007_payload_chunk.sql): writing a large
+ * part's chunk rows inside the accept transaction, and reading a payload
+ * back one piece at a time (store_payload_read).
+ *
+ * Writing: the part's bytes (usually a mapping of a spool file) are read
+ * in order, STORE_CHUNK_BYTES per row, bound without a copy
+ * (SQLITE_STATIC: SQLite copies them into its pages during the step) and
+ * released with spool_done() once the row is in, so the resident part of a
+ * 1 GiB payload stays one chunk; SQLite spills dirty pages to the WAL as
+ * its page cache fills, so the transaction does not hold the payload in
+ * memory either.  A failure or a crash before COMMIT leaves no chunk: the
+ * rows are part of the batch's transaction (rolled back to the request's
+ * savepoint, or by WAL recovery).
+ *
+ * Reading: one read transaction (BEGIN ... COMMIT on the handle's own
+ * connection: a WAL snapshot), the payload row first (its size says
+ * whether it is chunked), then its chunks in primary-key order, so there
+ * is no sort and SQLite holds one chunk at a time.
+ */
+#include "store.h"
+
+#include <inttypes.h>
+
+#include <sqlite3.h>
+
+#include "store_sqlite_int.h"
+#include "../spool/spool.h"
+
+#define STORE_SQC_PART \
+	"SELECT size, content FROM payload" \
+	" WHERE from_party = ?1 AND message_id = ?2 AND part_no = ?3"
+/* the primary key's order: an index range scan, no sorter */
+#define STORE_SQC_CHUNKS \
+	"SELECT chunk_no, content FROM payload_chunk" \
+	" WHERE from_party = ?1 AND message_id = ?2 AND part_no = ?3" \
+	" ORDER BY chunk_no"
+
+/* The chunk rows of p (store_sqlite_int.h). */
+int
+store_sqlite_chunk_insert(struct store_sqlite *s, sqlite3_stmt *st,
+    const struct store_message *m, const struct store_part *p,
+    struct err *err)
+{
+	size_t off, n;
+	int b, no = 0;
+
+	for (off = 0; off < p->len; off += n, no++) {
+		n = p->len - off < STORE_CHUNK_BYTES ? p->len - off :
+		    STORE_CHUNK_BYTES;
+		b = store_sqlite_bind_text(st, 1, m->from_party);
+		b |= store_sqlite_bind_text(st, 2, m->message_id);
+		b |= sqlite3_bind_int(st, 3, p->part_no);
+		b |= sqlite3_bind_int(st, 4, no);
+		b |= sqlite3_bind_blob64(st, 5, p->data + off,
+		    (sqlite3_uint64)n, SQLITE_STATIC);
+		if (store_sqlite_step(s, st, b, "insert payload chunk",
+		    err) == -1)
+			return -1;
+		spool_done(p->data + off, n);
+	}
+	return 0;
+}
+
+/* Prepare sql and bind the payload key k to ?1 ?2 ?3; NULL on failure. */
+static sqlite3_stmt *
+store_sqlite_chunk_stmt(struct store_sqlite *s, const char *sql,
+    const struct store_payload_key *k, struct err *err)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK ||
+	    store_sqlite_bind_text(st, 1, k->from_party) != SQLITE_OK ||
+	    store_sqlite_bind_text(st, 2, k->message_id) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 3, k->part_no) != SQLITE_OK) {
+		(void)store_sqlite_fail(s, "read payload", err);
+		(void)sqlite3_finalize(st);
+		return NULL;
+	}
+	return st;
+}
+
+/* Hand one piece to fn; -1 (err set unless fn set it) when fn stops. */
+static int
+store_sqlite_chunk_give(store_read_fn fn, void *ctx, const void *p, int n,
+    struct err *err)
+{
+	if (fn(ctx, n > 0 ? p : (const void *)"", (size_t)n) == 0)
+		return 0;
+	if (err == NULL || err->kind == ERR_NONE)
+		(void)err_set(err, ERR_IO, NULL, "payload reader stopped");
+	return -1;
+}
+
+/*
+ * The chunks of a payload of size bytes, in order, to fn; a missing or
+ * misnumbered chunk, or a total other than size, is ERR_STORE.
+ */
+static int
+store_sqlite_chunk_stream(struct store_sqlite *s,
+    const struct store_payload_key *k, int64_t size, store_read_fn fn,
+    void *ctx, struct err *err)
+{
+	sqlite3_stmt *st = store_sqlite_chunk_stmt(s, STORE_SQC_CHUNKS, k, err);
+	int64_t total = 0, no = 0;
+	int r, rc = -1;
+
+	if (st == NULL)
+		return -1;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		int n = sqlite3_column_bytes(st, 1);
+
+		if (sqlite3_column_int64(st, 0) != no++ || n <= 0 ||
+		    (int64_t)n > size - total)
+			break;
+		total += n;
+		if (store_sqlite_chunk_give(fn, ctx,
+		    sqlite3_column_blob(st, 1), n, err) == -1)
+			goto out;
+	}
+	if (r != SQLITE_ROW && r != SQLITE_DONE)
+		(void)store_sqlite_fail(s, "read payload chunk", err);
+	else if (r == SQLITE_ROW || total != size)
+		(void)err_set(err, ERR_STORE, NULL, "could not read payload:"
+		    " its chunks hold %" PRId64 " of %" PRId64 " bytes in"
+		    " order", total, size);
+	else
+		rc = 0;
+out:
+	(void)sqlite3_finalize(st);
+	return rc;
+}
+
+/* The payload row of k, then (chunked) its chunks: 1, 0 or -1. */
+static int
+store_sqlite_chunk_read(struct store_sqlite *s,
+    const struct store_payload_key *k, store_read_fn fn, void *ctx,
+    struct err *err)
+{
+	sqlite3_stmt *st = store_sqlite_chunk_stmt(s, STORE_SQC_PART, k, err);
+	int rc = -1;
+
+	if (st == NULL)
+		return -1;
+	switch (sqlite3_step(st)) {
+	case SQLITE_DONE:
+		rc = 0;
+		break;
+	case SQLITE_ROW:
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+			rc = store_sqlite_chunk_give(fn, ctx,
+			    sqlite3_column_blob(st, 1),
+			    sqlite3_column_bytes(st, 1), err);
+		else
+			rc = store_sqlite_chunk_stream(s, k,
+			    sqlite3_column_int64(st, 0), fn, ctx, err);
+		rc = rc == 0 ? 1 : -1;
+		break;
+	default:
+		(void)store_sqlite_fail(s, "read payload", err);
+		break;
+	}
+	(void)sqlite3_finalize(st);
+	return rc;
+}
+
+/* store_payload_read (store.h) in one read transaction. */
+int
+store_sqlite_payload_read(struct store *base,
+    const struct store_payload_key *k, store_read_fn fn, void *ctx,
+    struct err *err)
+{
+	struct store_sqlite *s = (struct store_sqlite *)base;
+	int rc;
+
+	if (store_sqlite_exec(s, "BEGIN", "begin transaction", err) == -1)
+		return -1;
+	rc = store_sqlite_chunk_read(s, k, fn, ctx, err);
+	if (store_sqlite_exec(s, rc == -1 ? "ROLLBACK" : "COMMIT",
+	    "end transaction", rc == -1 ? NULL : err) == -1)
+		rc = -1;
+	return rc;
+}
