@@ -4,14 +4,19 @@
  * the inbox row of every sending party that used X (or of --from PARTY),
  * its duplicates, payloads, delivery state and history, and the directory
  * `as4gw deliver --to-dir` hands it over in.  Read-only: it neither
- * migrates nor writes (store_find).  The first command of the inbox CLI
- * that the operator console completes (list, export).
+ * migrates nor writes (store_find).  `inbox export ID` writes one payload
+ * to stdout (issue 14 item 3), streamed from the store one chunk at a time
+ * (store_payload_read), so a payload of any size leaves in bounded memory.
+ * The first commands of the inbox CLI that the operator console completes
+ * (list).
  */
 #include "cli.h"
 
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -23,7 +28,9 @@
 
 #define CLI_INBOX_USAGE \
 	"usage: as4gw inbox show -c FILE [--db DSN] [--from PARTY] [--json]" \
-	" [--to-dir DIR] ID\n"
+	" [--to-dir DIR] ID\n" \
+	"       as4gw inbox export -c FILE [--db DSN] [--from PARTY]" \
+	" [--part N] ID > FILE\n"
 #define CLI_INBOX_HELP \
 	"  --db DSN      store to use instead of the config's\n" \
 	"  --from PARTY  only the row of this sending party (the inbox key\n" \
@@ -31,6 +38,8 @@
 	"  --json        one JSON object per row, one per line\n" \
 	"  --to-dir DIR  the directory `as4gw deliver --to-dir` writes to:\n" \
 	"                print the message's hand-off path in it\n" \
+	"  --part N      export: the payload to write to stdout, by part_no\n" \
+	"                (default 0), streamed whatever its size\n" \
 	"exit status: 0 found, 1 not found or the store failed, 2 usage\n"
 
 enum {
@@ -38,11 +47,13 @@ enum {
 	CLI_INBOX_OPT_FROM,
 	CLI_INBOX_OPT_JSON,
 	CLI_INBOX_OPT_DIR,
+	CLI_INBOX_OPT_PART,
 };
 
 struct cli_inbox_opts {
 	const char *config, *db, *from, *to_dir, *id;
 	int json;
+	int part;                     /* export: part_no; -1 not given */
 };
 
 /* The hand-off of one row: deliver's directory name, the path under
@@ -268,7 +279,8 @@ cli_inbox_handoff(const struct cli_inbox_opts *o, const struct store_found *f,
 	return 0;
 }
 
-/* Parse `show` and its options (argv[0] is "show"): 0, 1 help, 2 usage. */
+/* Parse `show` / `export` and their options (argv[0] is the subcommand):
+ * 0, 1 help, 2 usage. */
 static int
 cli_inbox_parse(int argc, char **argv, struct cli_inbox_opts *o)
 {
@@ -278,12 +290,16 @@ cli_inbox_parse(int argc, char **argv, struct cli_inbox_opts *o)
 		{"from", required_argument, NULL, CLI_INBOX_OPT_FROM},
 		{"json", no_argument, NULL, CLI_INBOX_OPT_JSON},
 		{"to-dir", required_argument, NULL, CLI_INBOX_OPT_DIR},
+		{"part", required_argument, NULL, CLI_INBOX_OPT_PART},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	char *end;
+	long v;
 	int ch;
 
 	memset(o, 0, sizeof(*o));
+	o->part = -1;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -292,6 +308,13 @@ cli_inbox_parse(int argc, char **argv, struct cli_inbox_opts *o)
 		case CLI_INBOX_OPT_FROM: o->from = optarg; break;
 		case CLI_INBOX_OPT_JSON: o->json = 1; break;
 		case CLI_INBOX_OPT_DIR: o->to_dir = optarg; break;
+		case CLI_INBOX_OPT_PART:
+			v = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || v < 0 ||
+			    v > INT_MAX)
+				goto usage;
+			o->part = (int)v;
+			break;
 		case 'h':
 			printf(CLI_INBOX_USAGE CLI_INBOX_HELP);
 			return 1;
@@ -363,6 +386,10 @@ cli_inbox_show(int argc, char **argv)
 
 	if ((rc = cli_inbox_parse(argc, argv, &o)) != 0)
 		return rc == 1 ? 0 : rc;
+	if (o.part != -1) {
+		(void)fputs(CLI_INBOX_USAGE, stderr);
+		return 2;
+	}
 	rc = 1;
 	if ((s = cli_inbox_open(&o)) == NULL)
 		goto out;
@@ -395,12 +422,102 @@ out:
 	return rc;
 }
 
+/* store_read_fn of export: one piece to stdout. */
+static int
+cli_inbox_put_bytes(void *ctx, const unsigned char *p, size_t n)
+{
+	(void)ctx;
+	return n == 0 || fwrite(p, 1, n, stdout) == n ? 0 : -1;
+}
+
+/*
+ * The payload o->part of the one row found (f: several parties hold the
+ * MessageId -> --from is needed) to stdout, streamed (store_payload_read):
+ * memory does not grow with the payload.  0, or -1 (reported).
+ */
+static int
+cli_inbox_export_part(struct store *s, const struct cli_inbox_opts *o,
+    const struct store_found *f)
+{
+	struct store_payload_key k;
+	struct err err = {0};
+	size_t i;
+
+	if (f->next != NULL) {
+		cli_fail("", "several sending parties used this MessageId:"
+		    " choose one with --from");
+		return -1;
+	}
+	for (i = 0; i < f->n_parts && f->parts[i].part_no != o->part; i++)
+		;
+	if (i == f->n_parts) {
+		(void)fprintf(stderr, "as4gw: the message has no part %d\n",
+		    o->part);
+		return -1;
+	}
+	k.from_party = f->from_party;
+	k.message_id = f->message_id;
+	k.part_no = o->part;
+	if (store_payload_read(s, &k, cli_inbox_put_bytes, NULL, &err) != 1 ||
+	    fflush(stdout) != 0 || ferror(stdout)) {
+		cli_fail("", err.kind != ERR_NONE ? err.msg :
+		    "could not write to stdout");
+		return -1;
+	}
+	return 0;
+}
+
+/* as4gw inbox export: 0 written, 1 not found or failure, 2 usage. */
+static int
+cli_inbox_export(int argc, char **argv)
+{
+	struct cli_inbox_opts o;
+	struct store_found *f = NULL;
+	struct store *s = NULL;
+	struct arena *a = NULL;
+	struct err err = {0};
+	int rc;
+
+	if ((rc = cli_inbox_parse(argc, argv, &o)) != 0)
+		return rc == 1 ? 0 : rc;
+	if (o.json || o.to_dir != NULL) {
+		(void)fputs(CLI_INBOX_USAGE, stderr);
+		return 2;
+	}
+	if (o.part == -1)
+		o.part = 0;
+	rc = 1;
+	if ((s = cli_inbox_open(&o)) == NULL)
+		goto out;
+	if ((a = arena_new(0)) == NULL) {
+		cli_fail("", "out of memory");
+		goto out;
+	}
+	switch (store_find(s, o.id, o.from, a, &f, &err)) {
+	case -1:
+		cli_fail("store: ", err.msg);
+		break;
+	case 0:
+		(void)fputs("as4gw: no such message in the inbox\n", stderr);
+		break;
+	default:
+		rc = cli_inbox_export_part(s, &o, f) == 0 ? 0 : 1;
+		break;
+	}
+out:
+	arena_free(a);
+	store_close(s);
+	return rc;
+}
+
 /* as4gw inbox SUBCOMMAND (argv[0] is "inbox"). */
 int
 cli_inbox(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "show") == 0)
 		return cli_inbox_show(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "export") == 0)
+		return cli_inbox_export(argc - 1, argv + 1);
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0)) {
 		printf(CLI_INBOX_USAGE CLI_INBOX_HELP);

@@ -11,7 +11,7 @@ static const struct cli_cmd main_cmds[] = {
 	{"pmode-check", cli_pmode_check, "pmode-check -c FILE   validate a config, list P-Mode legs", 0},
 	{"migrate", cli_migrate, "migrate -c FILE [--db DSN]   apply database migrations", 0},
 	{"deliver", cli_deliver, "deliver -c FILE (--to-dir DIR | --exec CMD) [--follow]   hand messages to a backend", CLI_CMD_DAEMON},
-	{"inbox", cli_inbox, "inbox show -c FILE [--db DSN] [--from PARTY] [--json] [--to-dir DIR] ID   find a message: inbox row, payloads, delivery", 0},
+	{"inbox", cli_inbox, "inbox show|export -c FILE [--db DSN] [--from PARTY] [--json] [--to-dir DIR] [--part N] ID   find a message: inbox row, payloads, delivery; export a payload to stdout", 0},
 	{"purge", cli_purge, "purge -c FILE [--db DSN] [--now INSTANT]   delete messages past retention", 0},
 };
 
