@@ -19,6 +19,7 @@
 
 #include "store_sql.h"
 #include "store_sqlite_int.h"
+#include "../spool/spool.h"
 #include "../util/clock.h"
 #include "../util/fault.h"
 
@@ -544,6 +545,7 @@ store_sqlite_accept(struct store *base, const struct store_message *m,
 	r.ret = ret;
 	r.err = err;
 	r.bytes = store_sqlite_bytes(m);
+	r.spool = spool_bound();
 	return store_sqlite_writer_accept(s, &r);
 }
 

@@ -11,6 +11,8 @@
 
 #include "store.h"
 
+struct spool;
+
 /* Statements of accept (store_sqlite.c) and of the queue
  * (store_sqlite_queue.c), each set prepared at its first use. */
 #define STORE_SQLITE_ACCEPT_STMTS 13
@@ -49,6 +51,10 @@ struct store_sqlite_req {
 	struct store_result *ret;
 	struct err *err;              /* may be NULL */
 	size_t bytes;                 /* what it adds to a batch */
+	struct spool *spool;          /* the requester's bound spool: the
+	                               * leader binds it while it writes r,
+	                               * so spool_done() behind r's chunks
+	                               * works on any thread (spool.h) */
 	int answered;                 /* leader: by store_sqlite_look */
 	int retry;                    /* leader: undone, queue it again */
 	int done;                     /* under the writer's lock */

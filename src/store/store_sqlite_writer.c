@@ -64,6 +64,7 @@
 #include <unistd.h>
 
 #include "store_sqlite_int.h"
+#include "../spool/spool.h"
 #include "../util/fault.h"
 
 struct store_sqlite_writer {
@@ -307,9 +308,13 @@ static int
 store_sqlite_writer_one(struct store_sqlite *s, struct store_sqlite_req *r,
     int normal, int *wrote, struct err *berr)
 {
+	struct spool *prev;
+
 	if (store_sqlite_txn(s, STORE_SQLITE_SAVEPOINT, berr) == -1)
 		return -1;
+	prev = spool_bind(r->spool);  /* r's thread may not be this one */
 	r->rc = store_sqlite_decide(s, r->m, r->a, r->ret, r->err);
+	(void)spool_bind(prev);
 	if (r->rc == 0 && normal && r->ret->outcome == STORE_NEW)
 		r->retry = 1;  /* NORMAL would not fsync it: undo, queue again */
 	if (r->rc == -1 || r->retry) {
