@@ -63,6 +63,7 @@ deliver_part_fill(const struct deliver_job *j, const struct store_part *p,
     struct deliver_sink *k, struct err *err)
 {
 	struct store_payload_key key;
+	struct err serr = { 0 };
 	int r;
 
 	if (!store_part_chunked(p))
@@ -71,8 +72,10 @@ deliver_part_fill(const struct deliver_job *j, const struct store_part *p,
 	key.from_party = j->d->from_party;
 	key.message_id = j->d->message_id;
 	key.part_no = p->part_no;
-	r = store_payload_read(j->s, &key, deliver_part_sink, k,
-	    k->saved_errno == 0 && !k->hash_failed ? err : NULL);
+	r = store_payload_read(j->s, &key, deliver_part_sink, k, &serr);
+	/* the sink's own failure (write, hash) is reported by the caller */
+	if (r == -1 && k->saved_errno == 0 && !k->hash_failed && err != NULL)
+		*err = serr;
 	if (r == 0)
 		return err_set(err, ERR_STORE, NULL, "could not read payload"
 		    " %d: no longer stored", p->part_no);

@@ -158,21 +158,31 @@ store_pg_chunk_drain(struct store_pg *s, int cancel)
 		PQclear(res);
 }
 
+/* A read of chunks in progress. */
+struct store_pg_chunk_rd {
+	store_read_fn fn;
+	void *ctx;
+	int64_t size;                 /* the payload row's size */
+	int64_t total;                /* bytes given so far */
+	int64_t no;                   /* the chunk_no expected next */
+};
+
 /* One row of the chunk query: check its number and size, give it to fn.
  * 0 go on, -1 stop (err set). */
 static int
-store_pg_chunk_give(const PGresult *res, int64_t *total, int64_t size,
-    int64_t no, store_read_fn fn, void *ctx, struct err *err)
+store_pg_chunk_give(const PGresult *res, struct store_pg_chunk_rd *rd,
+    struct err *err)
 {
 	int n = PQgetlength(res, 0, 1);
 
 	if (PQgetlength(res, 0, 0) != 4 ||
-	    (int64_t)store_pg_get(PQgetvalue(res, 0, 0), 4) != no || n <= 0 ||
-	    (int64_t)n > size - *total)
+	    (int64_t)store_pg_get(PQgetvalue(res, 0, 0), 4) != rd->no ||
+	    n <= 0 || (int64_t)n > rd->size - rd->total)
 		return err_set(err, ERR_STORE, NULL, "could not read payload:"
-		    " chunk %" PRId64 " missing or out of order", no);
-	*total += n;
-	if (fn(ctx, (const unsigned char *)PQgetvalue(res, 0, 1),
+		    " chunk %" PRId64 " missing or out of order", rd->no);
+	rd->no++;
+	rd->total += n;
+	if (rd->fn(rd->ctx, (const unsigned char *)PQgetvalue(res, 0, 1),
 	    (size_t)n) != 0)
 		return err_set(err, ERR_IO, NULL, "payload reader stopped");
 	return 0;
@@ -184,7 +194,7 @@ static int
 store_pg_chunk_stream(struct store_pg *s, const struct store_payload_key *k,
     int64_t size, store_read_fn fn, void *ctx, struct err *err)
 {
-	int64_t total = 0, no = 0;
+	struct store_pg_chunk_rd rd = { fn, ctx, size, 0, 0 };
 	PGresult *res;
 	int rc = 0, failed = 0, sent;
 
@@ -196,8 +206,7 @@ store_pg_chunk_stream(struct store_pg *s, const struct store_payload_key *k,
 	while (rc == 0 && (res = PQgetResult(s->conn)) != NULL) {
 		switch (PQresultStatus(res)) {
 		case PGRES_SINGLE_TUPLE:
-			rc = store_pg_chunk_give(res, &total, size, no++, fn,
-			    ctx, err);
+			rc = store_pg_chunk_give(res, &rd, err);
 			break;
 		case PGRES_TUPLES_OK:
 			break;
@@ -209,10 +218,10 @@ store_pg_chunk_stream(struct store_pg *s, const struct store_payload_key *k,
 		PQclear(res);
 	}
 	store_pg_chunk_drain(s, rc == -1 && !failed);
-	if (rc == 0 && total != size)
+	if (rc == 0 && rd.total != size)
 		rc = err_set(err, ERR_STORE, NULL, "could not read payload:"
 		    " its chunks hold %" PRId64 " of %" PRId64 " bytes",
-		    total, size);
+		    rd.total, size);
 	return rc;
 }
 
