@@ -10,7 +10,8 @@ byte-identical (SHA-256) through all three hand-offs; `inbox show` prints their
 sizes; a retry gets the same Receipt and writes no chunk twice; a drift with a large
 payload stores nothing; the purge takes the chunks with their rows; a gateway killed
 inside the accept transaction of a large message (fault points store.after-insert,
-store.before-commit) leaves no row and no chunk, and the retry is stored whole.
+store.before-commit) leaves no row and no chunk, and the retry is stored whole; `as4gw
+migrate` upgrades a database of the previous version whose rows are still delivered.
 """
 import hashlib
 import json
@@ -210,5 +211,107 @@ def test_large_payload_killed_in_accept_leaves_nothing(backend, tmp_path, pki,
         p = subprocess.run([BIN, 'inbox', 'export', '-c', gw.config, '--part', '1', mid],
                            capture_output=True, timeout=60)
         assert p.returncode == 0 and sha(p.stdout) == sha(ABOVE[2])
+    finally:
+        assert gw.stop() == 0
+
+
+# ---- an existing database takes the chunk migration ---------------------------------
+
+OLD = {'sqlite': ['001_inbox.sql', '002_delivery.sql', '003_party_key.sql',
+                  '004_delivery_error.sql', '005_business_key.sql', '006_purge_log.sql'],
+       'postgresql': ['001_inbox.sql', '002_delivery.sql', '003_accept.sql',
+                      '004_party_key.sql', '005_delivery_error.sql',
+                      '006_business_key.sql', '007_purge_log.sql']}
+SRC = os.environ.get('AS4GW_SOURCE_DIR', os.path.join(os.path.dirname(__file__), '..', '..'))
+
+
+def old_database(backend, dsn, mid, payload):
+    """The schema of the version before the chunk migration, recorded as the
+    migration runner does, with one message stored by it (ready to deliver)."""
+    sender = 'urn:as4gw:dev:sender'
+    files = [(f, open(os.path.join(SRC, 'sql', backend, f)).read()) for f in OLD[backend]]
+    if backend == 'sqlite':
+        import sqlite3
+        con = sqlite3.connect(dsn[len('sqlite:'):])
+        con.execute('CREATE TABLE schema_migrations (name text NOT NULL PRIMARY KEY,'
+                    ' applied_at integer NOT NULL)')
+        for name, text in files:
+            con.executescript(text)
+            con.execute('INSERT INTO schema_migrations VALUES (?, 0)', ('sqlite/' + name,))
+        at = 1767323045678
+        con.execute('INSERT INTO inbox (from_party, message_id, to_party, service, action,'
+                    ' conversation_id, pmode_id, content_hash, receipt, received_at,'
+                    ' partition_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+                    (sender, mid, 'urn:as4gw:dev:gateway', 'urn:as4gw:dev:service',
+                     'urn:as4gw:dev:Deliver', 'conv-1', 'dev-sample', bytes(32), b'r', at,
+                     '2026-01'))
+        con.execute('INSERT INTO payload (from_party, message_id, part_no, content_id,'
+                    ' mime_type, content) VALUES (?, ?, 0, ?, ?, ?)',
+                    (sender, mid, 'old@t', 'application/octet-stream', payload))
+        con.execute("INSERT INTO delivery (from_party, message_id, state, created_at)"
+                    " VALUES (?, ?, 'ready', ?)", (sender, mid, at))
+        con.commit()
+        con.close()
+        return
+    import psycopg2
+    con = psycopg2.connect(dsn)
+    with con.cursor() as cur:
+        cur.execute('CREATE TABLE schema_migrations (name text NOT NULL PRIMARY KEY,'
+                    ' applied_at timestamptz NOT NULL DEFAULT now())')
+        for name, text in files:
+            cur.execute(text)
+            cur.execute('INSERT INTO schema_migrations (name) VALUES (%s)',
+                        ('postgresql/' + name,))
+        cur.execute('INSERT INTO inbox (from_party, message_id, to_party, service, action,'
+                    ' conversation_id, pmode_id, content_hash, receipt, received_at,'
+                    ' partition_key) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, now(), %s)',
+                    (sender, mid, 'urn:as4gw:dev:gateway', 'urn:as4gw:dev:service',
+                     'urn:as4gw:dev:Deliver', 'conv-1', 'dev-sample', bytes(32), b'r',
+                     '2026-01'))
+        cur.execute('INSERT INTO payload (from_party, message_id, part_no, content_id,'
+                    ' mime_type, content) VALUES (%s, %s, 0, %s, %s, %s)',
+                    (sender, mid, 'old@t', 'application/octet-stream', payload))
+        cur.execute("INSERT INTO delivery (from_party, message_id, state, created_at)"
+                    " VALUES (%s, %s, 'ready', now())", (sender, mid))
+    con.commit()
+    con.close()
+
+
+def test_old_database_migrated_rows_still_delivered(backend, tmp_path, pki):
+    """`as4gw migrate` applies the chunk migration to a database of the previous
+    version: the message stored before is delivered and exported as it was stored,
+    and a new large message on the upgraded database goes in chunks."""
+    dsn = make_dsn(backend, tmp_path)
+    old_mid = new_id()
+    old_payload = data(3 * MIB + 7, 11)   # stored whole by the old version
+    old_database(backend, dsn, old_mid, old_payload)
+    gw = Gateway(tmp_path, pki, dsn, limits=LIMITS)   # writes the config only
+    p = run_as4gw('migrate', '-c', gw.config)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == 'migrations applied: 1\n', p.stdout
+    assert gw.store.query('SELECT count(*) FROM payload_chunk')[0][0] == 0
+    assert gw.store.query('SELECT size FROM payload WHERE message_id = ?', old_mid) == \
+        [(None,)]
+    p = run_as4gw('migrate', '-c', gw.config)   # current now: nothing applied
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == 'no migration to apply: the schema is current\n'
+    gw.start()
+    try:
+        mid = new_id()
+        assert post(gw, mid, [ABOVE]).is_receipt
+        assert chunk_rows(gw, mid) == 9
+        p = subprocess.run([BIN, 'inbox', 'export', '-c', gw.config, old_mid],
+                           capture_output=True, timeout=60)
+        assert p.returncode == 0 and p.stdout == old_payload
+        out = tmp_path / 'out'
+        p = subprocess.run([BIN, 'deliver', '-c', gw.config, '--to-dir', str(out)],
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.splitlines()[-1] == 'delivered 2, failed 0'
+        d = out / dirname(old_mid)
+        meta = json.loads((d / 'message.json').read_text())
+        assert meta['parts'][0]['sha256'] == sha(old_payload)
+        assert (d / 'part-0.bin').read_bytes() == old_payload
+        check_dir(out / dirname(mid), [ABOVE])
     finally:
         assert gw.stop() == 0
