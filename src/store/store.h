@@ -366,7 +366,8 @@ int store_lost(struct store *s);
  * PostgreSQL: one round trip per call (the as4gw_accept() function of
  * migration 004, in a single-statement transaction) for messages with up to
  * 256 KiB of payload; larger payloads are streamed with COPY inside BEGIN ...
- * COMMIT (four round trips, but libpq never holds a copy of them).  On NEW it then sends
+ * COMMIT (four round trips, but libpq never holds a copy of them; one more
+ * COPY for the chunk rows of payloads over STORE_CHUNK_THRESHOLD).  On NEW it then sends
  * NOTIFY on channel "as4gw_inbox" with the MessageId without waiting for
  * its answer (read at the connection's next use): a NOTIFY inside the accept
  * transaction would serialise concurrent commits on PostgreSQL's notify
@@ -379,6 +380,11 @@ int store_lost(struct store *s);
  *
  * SQLite: concurrent accepts of one process queue in the process (no busy
  * sleeps), and may share one commit (group commit).
+ *
+ * Both: a part longer than STORE_CHUNK_THRESHOLD is written as chunk rows
+ * in the same transaction, only for a NEW (a duplicate, drift, probe or
+ * refused business duplicate writes none), read from part->data in order
+ * with spool_done() behind each chunk.
  */
 int store_accept(struct store *s, const struct store_message *m,
     struct arena *a, struct store_result *ret, struct err *err);

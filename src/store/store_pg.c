@@ -9,7 +9,8 @@
  * with the payloads as binary arrays, in a single-statement transaction.
  * Messages with large payloads, and fault builds with a store.* point armed,
  * run the same function inside BEGIN ... COMMIT instead (the large payloads
- * streamed with COPY).  The NOTIFY of a new message follows in a transaction
+ * streamed with COPY, those over STORE_CHUNK_THRESHOLD as payload_chunk
+ * rows: store_pg_chunk.c).  The NOTIFY of a new message follows in a transaction
  * of its own whose answer is read at the connection's next use.
  *
  * A failure never leaves a transaction open (ROLLBACK, or the connection is

@@ -7,7 +7,8 @@
  * busy sleeps), share commits and write on one connection of the writer's
  * own; this file holds one accept's SQL.  Statements are prepared once per
  * connection, at its first accept (after the schema exists).  The delivery
- * queue is in store_sqlite_queue.c.
+ * queue is in store_sqlite_queue.c; payloads stored in chunks in
+ * store_sqlite_chunk.c.
  */
 #include "store.h"
 
