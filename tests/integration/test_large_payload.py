@@ -315,3 +315,54 @@ def test_old_database_migrated_rows_still_delivered(backend, tmp_path, pki):
         check_dir(out / dirname(mid), [ABOVE])
     finally:
         assert gw.stop() == 0
+
+
+# ---- a store failure in the middle of the chunks -------------------------------------
+
+FAIL_TRIGGER = {
+    'sqlite': ["CREATE TRIGGER fail_chunk BEFORE INSERT ON payload_chunk"
+               " WHEN NEW.chunk_no = 5 BEGIN SELECT RAISE(ABORT, 'test: chunk refused'); END"],
+    'postgresql': ["CREATE FUNCTION fail_chunk() RETURNS trigger LANGUAGE plpgsql AS"
+                   " $$BEGIN IF NEW.chunk_no = 5 THEN RAISE EXCEPTION 'test: chunk refused';"
+                   " END IF; RETURN NEW; END$$",
+                   "CREATE TRIGGER fail_chunk BEFORE INSERT ON payload_chunk"
+                   " FOR EACH ROW EXECUTE FUNCTION fail_chunk()"]}
+
+
+def execute(gw, statements):
+    if gw.dsn.startswith('sqlite:'):
+        import sqlite3
+        con = sqlite3.connect(gw.dsn[len('sqlite:'):], timeout=30)
+        for sql in statements:
+            con.execute(sql)
+        con.commit()
+        con.close()
+        return
+    import psycopg2
+    con = psycopg2.connect(gw.dsn)
+    with con.cursor() as cur:
+        for sql in statements:
+            cur.execute(sql)
+    con.commit()
+    con.close()
+
+
+def test_large_payload_store_failure_mid_chunks_leaves_nothing(big_gateway):
+    """The database refuses the sixth chunk of a payload (a test trigger): the
+    accept rolls back whole — 503 with Retry-After, no inbox, payload, delivery or
+    chunk row, no orphan — and the partner's retry, once the store works, is
+    stored whole with nine chunks."""
+    gw = big_gateway
+    execute(gw, FAIL_TRIGGER[gw.store.backend])
+    mid = new_id()
+    ans = post(gw, mid, [SMALL, ABOVE])
+    assert ans.status == 503 and not ans.is_receipt, ans
+    assert int(ans.headers.get('Retry-After', '0')) > 0
+    assert gw.store.totals() == (0, 0, 0)
+    assert chunk_rows(gw) == 0 and orphans(gw) == (0, 0)
+    execute(gw, ['DROP TRIGGER fail_chunk' +
+                 ('' if gw.store.backend == 'sqlite' else ' ON payload_chunk')])
+    ans = post(gw, mid, [SMALL, ABOVE])
+    assert ans.status == 200 and ans.is_receipt, ans
+    assert gw.store.totals() == (1, 2, 1)
+    assert chunk_rows(gw, mid) == 9 and orphans(gw) == (0, 0)
