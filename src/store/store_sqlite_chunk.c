@@ -111,9 +111,10 @@ store_sqlite_chunk_stream(struct store_sqlite *s,
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		int n = sqlite3_column_bytes(st, 1);
 
-		if (sqlite3_column_int64(st, 0) != no++ || n <= 0 ||
+		if (sqlite3_column_int64(st, 0) != no || n <= 0 ||
 		    (int64_t)n > size - total)
 			break;
+		no++;
 		total += n;
 		if (store_sqlite_chunk_give(fn, ctx,
 		    sqlite3_column_blob(st, 1), n, err) == -1)
@@ -121,10 +122,13 @@ store_sqlite_chunk_stream(struct store_sqlite *s,
 	}
 	if (r != SQLITE_ROW && r != SQLITE_DONE)
 		(void)store_sqlite_fail(s, "read payload chunk", err);
-	else if (r == SQLITE_ROW || total != size)
+	else if (r == SQLITE_ROW)
 		(void)err_set(err, ERR_STORE, NULL, "could not read payload:"
-		    " its chunks hold %" PRId64 " of %" PRId64 " bytes in"
-		    " order", total, size);
+		    " chunk %" PRId64 " missing or out of order", no);
+	else if (total != size)
+		(void)err_set(err, ERR_STORE, NULL, "could not read payload:"
+		    " its chunks hold %" PRId64 " of %" PRId64 " bytes",
+		    total, size);
 	else
 		rc = 0;
 out:

@@ -366,3 +366,25 @@ def test_large_payload_store_failure_mid_chunks_leaves_nothing(big_gateway):
     assert ans.status == 200 and ans.is_receipt, ans
     assert gw.store.totals() == (1, 2, 1)
     assert chunk_rows(gw, mid) == 9 and orphans(gw) == (0, 0)
+
+
+def test_missing_chunk_fails_the_hand_off_not_silently(big_gateway, tmp_path):
+    """A chunk row gone (damaged database): deliver hands over nothing short — the
+    target fails, no directory (not even a temporary one) is left, the row is
+    ready again with the reason — and inbox export fails too."""
+    gw = big_gateway
+    mid = new_id()
+    assert post(gw, mid, [ABOVE]).is_receipt
+    execute(gw, ["DELETE FROM payload_chunk WHERE chunk_no = 4"])
+    out = tmp_path / 'out'
+    p = subprocess.run([BIN, 'deliver', '-c', gw.config, '--to-dir', str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert p.stdout.splitlines()[-1] == 'delivered 0, failed 1'
+    assert os.listdir(out) == []
+    state, err = gw.store.query('SELECT state, last_error FROM delivery'
+                                ' WHERE message_id = ?', mid)[0]
+    assert state == 'ready' and 'chunk 4' in err, err
+    p = subprocess.run([BIN, 'inbox', 'export', '-c', gw.config, mid],
+                       capture_output=True, timeout=60)
+    assert p.returncode == 1 and b'chunk' in p.stderr
