@@ -45,6 +45,9 @@
 	" WHERE from_party = $1 AND message_id = $2 AND part_no = $3::int4" \
 	" ORDER BY chunk_no"
 
+/* a writer reads the part in pieces no larger than a spool reader's */
+_Static_assert(STORE_CHUNK_BYTES <= SPOOL_CHUNK, "chunk within SPOOL_CHUNK");
+
 /* One chunk row: its fields in b (sent), then n bytes at p in pieces. */
 static int
 store_pg_chunk_row(struct store_pg *s, const struct store_message *m,

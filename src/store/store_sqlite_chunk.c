@@ -37,6 +37,9 @@
 	" WHERE from_party = ?1 AND message_id = ?2 AND part_no = ?3" \
 	" ORDER BY chunk_no"
 
+/* a writer reads the part in pieces no larger than a spool reader's */
+_Static_assert(STORE_CHUNK_BYTES <= SPOOL_CHUNK, "chunk within SPOOL_CHUNK");
+
 /* The chunk rows of p (store_sqlite_int.h). */
 int
 store_sqlite_chunk_insert(struct store_sqlite *s, sqlite3_stmt *st,
