@@ -30,7 +30,7 @@ struct deliver_digest {
 /*
  * deliver_json() with the parts' digests given (md[i] for d->parts[i],
  * computed while their files were written): needed for a part stored in
- * chunks (store_part_chunked), whose bytes are not in memory; md NULL
+ * chunks (store_part_streamed), whose bytes are not in memory; md NULL
  * hashes the parts in memory (then a chunked part fails: -1).
  */
 int deliver_json_md(struct buf *b, const struct store_delivery *d,

@@ -182,7 +182,7 @@ deliver_json_part(struct buf *b, const struct store_part *p,
 
 	if (given != NULL)
 		memcpy(md, given->md, sizeof(md));
-	else if (store_part_chunked(p) || codec_sha256(p->data != NULL ?
+	else if (store_part_streamed(p) || codec_sha256(p->data != NULL ?
 	    p->data : (const void *)"", p->len, md) == -1)
 		return -1;
 	codec_hex(md, sizeof(md), hex);

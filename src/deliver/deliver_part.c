@@ -66,7 +66,7 @@ deliver_part_fill(const struct deliver_job *j, const struct store_part *p,
 	struct err serr = { 0 };
 	int r;
 
-	if (!store_part_chunked(p))
+	if (!store_part_streamed(p))
 		return deliver_part_sink(k, p->data != NULL ? p->data :
 		    (const unsigned char *)"", p->len) == 0 ? 0 : -1;
 	key.from_party = j->d->from_party;

@@ -41,12 +41,13 @@ enum store_business {
  *
  * Why 8 MiB: at or below it nothing changes for the payloads most
  * partners send (one value, every existing reader of payload.content keeps
- * working, the claim hands it over in memory); above it no single value
- * comes near the ~1 GB limit of a bytea or SQLite value, the accept reads
- * the (spooled) part in SPOOL_CHUNK pieces with spool_done() behind, and a
- * deliverer holds one chunk at a time.  8 MiB is also what a claim may hold
- * in memory per part, and half a SQLite group-commit batch
- * (STORE_SQLITE_BATCH_BYTES), so one inline part never fills a batch alone.
+ * working); above it no single value comes near the ~1 GB limit of a bytea
+ * or SQLite value, and the accept reads the (spooled) part in SPOOL_CHUNK
+ * pieces with spool_done() behind.  A reader holds one chunk at a time, or
+ * one whole value of at most 8 MiB (store_payload_read): a bound per
+ * piece, not per message.  8 MiB is also half a SQLite group-commit batch
+ * (STORE_SQLITE_BATCH_BYTES), so one inline part never fills a batch
+ * alone, and small next to what a request's arena may hold.
  * 1 MiB chunks: SPOOL_CHUNK, the reader's piece; big enough that the rows'
  * overhead (key, index entry) is lost in the noise, small enough for
  * PostgreSQL's TOAST and SQLite's overflow pages to handle cheaply.
@@ -60,20 +61,30 @@ struct store_part {
 	const char *mime_type;
 	const char *properties;       /* PartProperties as JSON object text */
 	const unsigned char *data;    /* final bytes (store_accept: read in
-	                               * order, spool_done() behind, when
-	                               * longer than STORE_CHUNK_THRESHOLD);
-	                               * store_claim: NULL for a payload
-	                               * stored in chunks (store_part_chunked) */
+	                               * order, spool_done() behind each
+	                               * piece); store_claim: NULL for a
+	                               * payload longer than
+	                               * STORE_CLAIM_INLINE_MAX
+	                               * (store_part_streamed) */
 	size_t len;
 };
 
 /*
- * A part of a claimed delivery whose bytes are not in memory but stored in
- * chunks: data NULL and len (its size) > 0, which store_accept never takes
- * as input.  Read it with store_payload_read().
+ * What a claim (store_claim) carries of a payload in memory: its bytes up
+ * to this size.  A longer payload, stored whole or in chunks, comes with
+ * data NULL and len its size, and the deliverer streams it with
+ * store_payload_read(): the claim holds at most one chunk's worth per
+ * part, whatever the message's size.
+ */
+#define STORE_CLAIM_INLINE_MAX STORE_CHUNK_BYTES
+
+/*
+ * A part of a claimed delivery whose bytes are not in memory (longer than
+ * STORE_CLAIM_INLINE_MAX): data NULL and len (its size) > 0, which
+ * store_accept never takes as input.  Read it with store_payload_read().
  */
 static inline int
-store_part_chunked(const struct store_part *p)
+store_part_streamed(const struct store_part *p)
 {
 	return p->data == NULL && p->len > 0;
 }
@@ -403,7 +414,9 @@ int store_accept(struct store *s, const struct store_message *m,
  * The delivery queue (DESIGN.md "Backend hand-off").  Claim the oldest
  * delivery row that is 'ready', or 'claimed' with claimed_at older than
  * now_ms - stale_ms (its deliverer died): set state 'claimed', claimed_at =
- * now, attempts + 1, COMMIT, and return the message with its payloads.
+ * now, attempts + 1, COMMIT, and return the message with its payloads
+ * (those longer than STORE_CLAIM_INLINE_MAX by size only: read them with
+ * store_payload_read, store_part_streamed).
  * 1 claimed (*ret filled, arena memory), 0 nothing to claim, -1 ERR_STORE.
  * PostgreSQL: SELECT ... FOR UPDATE SKIP LOCKED, so several deliverers never
  * claim one row twice; SQLite: BEGIN IMMEDIATE.

@@ -14,6 +14,7 @@
 #include <libpq-fe.h>
 
 #include "store_pg_int.h"
+#include "../spool/spool.h"
 #include "../util/buf.h"
 
 /* Bytes per CopyData message: what libpq buffers of a streamed payload. */
@@ -78,6 +79,7 @@ store_pg_copy_row(struct store_pg *s, const char *from, const char *id,
 		if (PQputCopyData(s->conn, data + off, (int)n) != 1)
 			return -1;
 	}
+	spool_done(data, pt->len);  /* sent: release it behind */
 	return store_pg_field(b, NULL, 0);  /* size NULL */
 }
 

@@ -39,6 +39,11 @@
 	" FROM legs l WHERE l.pmode_id = i.pmode_id LIMIT 1), $3::bigint)" \
 	" / 1000.0)"
 
+/* STORE_CLAIM_INLINE_MAX (store.h) as SQL text: the claim carries the bytes
+ * of a payload up to this size, the size of a longer one. */
+#define STORE_PGQ_INLINE_MAX "1048576"
+_Static_assert(STORE_CLAIM_INLINE_MAX == 1048576, "STORE_PGQ_INLINE_MAX");
+
 enum store_pg_queue_stmt {
 	STORE_PGQ_CLAIM,
 	STORE_PGQ_DONE,
@@ -82,8 +87,10 @@ const struct store_pg_stmt store_pg_queue_stmts[STORE_PGQ_COUNT] = {
 	    " i.action, i.conversation_id, i.agreement_ref, i.pmode_id,"
 	    " round(extract(epoch FROM i.received_at) * 1000)::bigint::text,"
 	    " c.attempts::text, p.part_no::text, p.content_id, p.mime_type,"
-	    " p.properties, p.content, i.business_key,"
-	    " i.business_duplicate_of, p.size::text"
+	    " p.properties, CASE WHEN p.size IS NULL AND"
+	    " octet_length(p.content) <= " STORE_PGQ_INLINE_MAX
+	    " THEN p.content END, i.business_key, i.business_duplicate_of,"
+	    " coalesce(p.size, octet_length(p.content))::text"
 	    " FROM c JOIN inbox i ON i.from_party = c.from_party"
 	    " AND i.message_id = c.message_id"
 	    " LEFT JOIN payload p ON p.from_party = c.from_party"
@@ -226,8 +233,8 @@ store_pg_queue_parts(const PGresult *res, struct arena *a,
 		    store_pg_queue_text(res, r, STORE_PGQ_C_PROPS, a,
 		    &p->properties) == -1)
 			return -1;
-		/* stored in chunks (008_payload_chunk.sql): size, no bytes */
-		if (!PQgetisnull(res, r, STORE_PGQ_C_SIZE)) {
+		/* longer than STORE_CLAIM_INLINE_MAX: size, no bytes */
+		if (PQgetisnull(res, r, STORE_PGQ_C_CONTENT)) {
 			p->len = (size_t)strtoull(PQgetvalue(res, r,
 			    STORE_PGQ_C_SIZE), NULL, 10);
 			continue;

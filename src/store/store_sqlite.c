@@ -242,6 +242,8 @@ store_sqlite_insert_rest(struct store_sqlite *s, const struct store_message *m,
 		    (big && store_sqlite_chunk_insert(s,
 		    s->st[STORE_SQ_INS_CHUNK], m, p, err) == -1))
 			return -1;
+		if (!big && p->len > 0)  /* read whole: release it behind */
+			spool_done(p->data, p->len);
 	}
 	st = s->st[STORE_SQ_INS_DELIVERY];
 	b = store_sqlite_bind_text(st, 1, m->message_id);

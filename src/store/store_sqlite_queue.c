@@ -81,8 +81,11 @@ static const struct {
 	[STORE_SQQ_N_PARTS] = { "count claimed payloads",
 	    "SELECT count(*) FROM payload"
 	    " WHERE from_party = ?2 AND message_id = ?1" },
+	/* the bytes only up to ?3, STORE_CLAIM_INLINE_MAX (store.h) */
 	[STORE_SQQ_SEL_PARTS] = { "read claimed payloads",
-	    "SELECT part_no, content_id, mime_type, properties, content, size"
+	    "SELECT part_no, content_id, mime_type, properties,"
+	    " CASE WHEN size IS NULL AND length(content) <= ?3 THEN content END,"
+	    " coalesce(size, length(content))"
 	    " FROM payload WHERE from_party = ?2 AND message_id = ?1"
 	    " ORDER BY part_no" },
 	[STORE_SQQ_DONE] = { "mark delivery done",
@@ -303,8 +306,8 @@ store_sqlite_queue_part(sqlite3_stmt *st, struct arena *a,
 	    store_sqlite_queue_text(a, st, 2, &p->mime_type) == -1 ||
 	    store_sqlite_queue_text(a, st, 3, &p->properties) == -1)
 		return -1;
-	/* stored in chunks (007_payload_chunk.sql): its size, no bytes */
-	if (sqlite3_column_type(st, 5) != SQLITE_NULL) {
+	/* longer than STORE_CLAIM_INLINE_MAX: its size, no bytes */
+	if (sqlite3_column_type(st, 4) == SQLITE_NULL) {
 		p->len = (size_t)sqlite3_column_int64(st, 5);
 		p->data = NULL;
 		return 0;
@@ -329,7 +332,9 @@ store_sqlite_queue_parts(struct store_sqlite *s, struct arena *a,
 	if (d->parts == NULL)
 		return store_sqlite_queue_oom(err);
 	if (store_sqlite_bind_text(st, 1, d->message_id) != SQLITE_OK ||
-	    store_sqlite_bind_text(st, 2, d->from_party) != SQLITE_OK)
+	    store_sqlite_bind_text(st, 2, d->from_party) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 3, (sqlite3_int64)STORE_CLAIM_INLINE_MAX) !=
+	    SQLITE_OK)
 		r = SQLITE_ERROR;
 	for (d->n_parts = 0; r != SQLITE_ERROR && d->n_parts < n;
 	    d->n_parts++) {

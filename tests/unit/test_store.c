@@ -2804,11 +2804,14 @@ t_chunk_roundtrip(void **state)
 	assert_int_equal(f->n_parts, 3);
 	assert_int_equal(f->parts[1].size, (int64_t)TCH_BELOW);
 	assert_int_equal(f->parts[2].size, (int64_t)TCH_ABOVE);
+	/* the claim carries bytes up to STORE_CLAIM_INLINE_MAX, sizes else */
 	d = tclaim(s, a, 1000, 1000, "ch-1");
 	assert_int_equal(d.n_parts, 3);
-	assert_false(store_part_chunked(&d.parts[1]));
-	assert_memory_equal(d.parts[1].data, below, TCH_BELOW);
-	assert_true(store_part_chunked(&d.parts[2]));
+	assert_false(store_part_streamed(&d.parts[0]));
+	assert_memory_equal(d.parts[0].data, "<a/>", 4);
+	assert_true(store_part_streamed(&d.parts[1]));
+	assert_int_equal(d.parts[1].len, TCH_BELOW);
+	assert_true(store_part_streamed(&d.parts[2]));
 	assert_int_equal(d.parts[2].len, TCH_ABOVE);
 	/* a retry: the stored receipt, no chunk written twice */
 	(void)taccept(s, a, &t, STORE_DUPLICATE);
@@ -2954,8 +2957,8 @@ t_migrate_chunk_rows(void **state)
 	assert_int_equal(store_claim(s, T0 + 1000, 1000, a, &d, &err), 1);
 	assert_string_equal(d.message_id, "old-1");
 	assert_int_equal(d.n_parts, 2);
-	assert_false(store_part_chunked(&d.parts[0]));
-	assert_false(store_part_chunked(&d.parts[1]));
+	assert_false(store_part_streamed(&d.parts[0]));
+	assert_false(store_part_streamed(&d.parts[1]));
 	assert_memory_equal(d.parts[0].data, "\x00\xff", 2);
 	{
 		struct store_payload_key k = { "A", "old-1", 0 };
