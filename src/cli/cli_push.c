@@ -22,6 +22,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -91,6 +92,41 @@ cli_push_write_file(const char *path, const void *data, size_t len,
 	return 0;
 }
 
+/* The body's length: in memory, or the ranges of a large message. */
+static uint64_t
+cli_push_body_size(const struct cli_push_msg *m)
+{
+	return m->stream != NULL ? cli_push_body_len(m->stream) : m->body.len;
+}
+
+/* The whole body to f (a large message's ranges streamed): 0, or -1. */
+static int
+cli_push_fwrite_body(const struct cli_push_msg *m, FILE *f)
+{
+	if (m->stream != NULL)
+		return cli_push_body_write(m->stream, f);
+	return fwrite(m->body.data, 1, m->body.len, f) == m->body.len ? 0 : -1;
+}
+
+/* The body to a new file at path. */
+static int
+cli_push_write_body(const char *path, const struct cli_push_msg *m,
+		    struct err *err)
+{
+	FILE *f = fopen(path, "wb");
+	int bad;
+
+	if (f == NULL)
+		return err_set(err, ERR_IO, NULL,
+			       "could not create file \"%s\": %m", path);
+	bad = cli_push_fwrite_body(m, f) == -1;
+	bad |= fclose(f) != 0;
+	if (bad)
+		return err_set(err, ERR_IO, NULL,
+			       "could not write file \"%s\": %m", path);
+	return 0;
+}
+
 /* --save-request: the exact HTTP body to FILE, its Content-Type to FILE.ct
  * (what `as4gw replay` needs to send it again unchanged). */
 static int
@@ -102,7 +138,7 @@ cli_push_save(struct arena *a, const char *path, const struct cli_push_msg *m,
 
 	if (ct_path == NULL || ct_line == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
-	if (cli_push_write_file(path, m->body.data, m->body.len, err) == -1 ||
+	if (cli_push_write_body(path, m, err) == -1 ||
 	    cli_push_write_file(ct_path, ct_line, strlen(ct_line), err) == -1)
 		return -1;
 	return 0;
@@ -194,14 +230,22 @@ cli_push_send(struct arena *a, const struct cli_push_opts *o,
 	      const struct cli_push_msg *m)
 {
 	static const char *const mime_hdrs[] = {"MIME-Version: 1.0", NULL};
+	struct cli_replay_body body = {m->body.data, m->body.len, NULL, NULL};
 	struct cli_replay_answer ans;
 	struct err err;
 	int multi = strncasecmp(m->content_type, "multipart/", 10) == 0;
 
 	err_clear(&err);
-	if (cli_replay_client_post(c, a, m->content_type,
-				   multi ? mime_hdrs : NULL, m->body.data,
-				   m->body.len, &ans, &err) == -1) {
+	if (m->stream != NULL) { /* the large path: read from the ranges */
+		cli_push_body_rewind(m->stream);
+		body.data = NULL;
+		body.len = cli_push_body_len(m->stream);
+		body.read = cli_push_body_read;
+		body.ctx = m->stream;
+	}
+	if (cli_replay_client_send(c, a, m->content_type,
+				   multi ? mime_hdrs : NULL, &body, &ans,
+				   &err) == -1) {
 		(void)fprintf(stderr, "failed: %s: %s\n", m->message_id,
 			      err.msg);
 		return -1;
@@ -311,7 +355,8 @@ out:
 	return rc;
 }
 
-/* Read (and with --compress, gzip) the payload files. */
+/* Read (and with --compress, gzip) the payload files below the spool
+ * threshold; a larger file is only marked for the large path. */
 static int
 cli_push_load_payloads(struct arena *a, struct cli_push_opts *o,
 		       struct err *err)
@@ -320,7 +365,14 @@ cli_push_load_payloads(struct arena *a, struct cli_push_opts *o,
 
 	for (i = 0; i < o->n_payloads; i++) {
 		struct cli_push_payload *p = &o->payloads[i];
+		struct stat st;
 
+		/* the large path: staged from the file for each message */
+		if (stat(p->path, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size >= o->spool_threshold) {
+			p->big = 1;
+			continue;
+		}
 		/* a failed registration frees nothing yet: data is empty */
 		if (arena_cleanup(a, cli_push_buf_cleanup, &p->data) == -1) {
 			(void)err_set(err, ERR_INTERNAL, NULL, "out of memory");
@@ -445,8 +497,9 @@ cli_push_write_all(struct cli_push_opts *o)
 			arena_free(m_a);
 			goto out;
 		}
-		bad = fprintf(f, "%s\n%zu\n", m.content_type, m.body.len) < 0 ||
-		      fwrite(m.body.data, 1, m.body.len, f) != m.body.len;
+		bad = fprintf(f, "%s\n%llu\n", m.content_type,
+			      (unsigned long long)cli_push_body_size(&m)) < 0 ||
+		      cli_push_fwrite_body(&m, f) == -1;
 		arena_free(m_a);
 		if (bad) {
 			(void)err_set(&err, ERR_IO, NULL,

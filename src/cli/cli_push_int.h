@@ -11,6 +11,8 @@
 #define AS4GW_CLI_PUSH_INT_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include <libxml/tree.h>
 
@@ -18,6 +20,12 @@
 
 struct wss_key;
 struct sender_recipient;
+struct spool;
+struct cli_push_body;
+
+/* Payload files of this size and more take the large path (issue 14):
+ * staged into a spool file and streamed, never read into memory. */
+#define CLI_PUSH_SPOOL_THRESHOLD ((uint64_t)8 << 20)
 
 /* "[TYPE::]VALUE" as given on the command line. */
 struct cli_push_typed {
@@ -36,7 +44,8 @@ struct cli_push_payload {
 	const char *path;
 	const char *mime_type;
 	const char *cid;
-	struct buf data;
+	struct buf data; /* the small path: the file (gzip after --compress) */
+	int big;         /* the large path: staged per message instead */
 };
 
 struct cli_push_opts {
@@ -57,6 +66,10 @@ struct cli_push_opts {
 	struct sender_recipient *recipient; /* --encrypt: likewise */
 	long count;
 	int repeat, quiet, sign, encrypt, compress;
+	/* --spool-threshold, --spool-dir: where the large path starts, and
+	 * where its anonymous spool files go */
+	uint64_t spool_threshold;
+	const char *spool_dir;
 };
 
 /* One built message: the exact bytes and headers that go on the wire. */
@@ -65,6 +78,11 @@ struct cli_push_msg {
 	const char *content_type;
 	struct buf body;
 	xmlDocPtr sent; /* the signed envelope (arena), for the NRR check */
+	/* the large path: the message's spool (bound to the thread while the
+	 * message lives) and the body as ranges, body holding its framing;
+	 * both NULL for a message built in memory */
+	struct spool *spool;
+	struct cli_push_body *stream;
 };
 
 /* cli_push_profile.c: is name a --profile (1 / 0)?  Do o's loaded
@@ -86,5 +104,32 @@ int cli_push_options(struct arena *a, int argc, char **argv,
  * and Timestamp, compressed, signed and encrypted as asked. */
 int cli_push_build(struct arena *a, const struct cli_push_opts *o,
 		   struct cli_push_msg *m, struct err *err);
+
+/*
+ * cli_push_stage.c: the payload file at path, gzip'd when gzip is set, in
+ * one pass into a new file of sp, mapped read-only: *ret / *ret_len valid
+ * until spool_free(sp).  0, or -1 (ERR_IO naming the file, ERR_STORE when
+ * the spool is full, ERR_INTERNAL).
+ */
+int cli_push_stage(struct spool *sp, const char *path, int gzip,
+    const unsigned char **ret, size_t *ret_len, struct err *err);
+
+/*
+ * cli_push_body.c: the body of a large message as ranges: framed (what
+ * mime_write wrote, owned by the caller and left unchanged) with each
+ * marks[i] that is not NULL replaced by data[i][0..len[i]) (in order of
+ * appearance).  Refused (ERR_INTERNAL) when a marker is missing or a line
+ * of the data starts with the MIME delimiter.  *ret lives in a.
+ */
+int cli_push_body_split(struct arena *a, const struct buf *framed,
+    const char *const *marks, const unsigned char *const *data,
+    const size_t *len, size_t n, struct cli_push_body **ret,
+    struct err *err);
+uint64_t cli_push_body_len(const struct cli_push_body *b);
+void cli_push_body_rewind(struct cli_push_body *b);
+/* libcurl's CURLOPT_READFUNCTION over b (ctx), from the cursor on. */
+size_t cli_push_body_read(char *buf, size_t size, size_t nitems, void *ctx);
+/* The whole body to f; 0, or -1 with errno. */
+int cli_push_body_write(struct cli_push_body *b, FILE *f);
 
 #endif

@@ -19,6 +19,7 @@
 #include "../util/clock.h"
 #include "../util/codec.h"
 #include "../sender/sender.h"
+#include "../spool/spool.h"
 #include "../wss/wss.h"
 #include "../xml/xml.h"
 
@@ -243,6 +244,95 @@ cli_push_attachments(const struct cli_push_opts *o, struct mime_out_part *att)
 	}
 }
 
+/* Arena cleanup: the message's spool files go (unbound first). */
+static void
+cli_push_spool_cleanup(void *p)
+{
+	if (spool_bound() == p)
+		(void)spool_bind(NULL);
+	spool_free(p);
+}
+
+/*
+ * The large path (issue 14): each payload marked big is staged from its
+ * file into the message's spool (made and bound to this thread on first
+ * use, so that sender_encrypt_message spools the ciphertext of a large
+ * part and every reader of a mapping releases it behind itself).
+ */
+static int
+cli_push_big_parts(struct arena *a, const struct cli_push_opts *o,
+		   struct mime_out_part *att, struct cli_push_msg *m,
+		   struct err *err)
+{
+	const unsigned char *data = NULL;
+	size_t i, len = 0;
+
+	for (i = 0; i < o->n_payloads; i++) {
+		if (!o->payloads[i].big)
+			continue;
+		if (m->spool == NULL) {
+			if (spool_new(o->spool_dir, 0,
+				      (size_t)o->spool_threshold, &m->spool,
+				      err) == -1)
+				return -1;
+			if (arena_cleanup(a, cli_push_spool_cleanup,
+					  m->spool) == -1) {
+				m->spool = NULL; /* freed by arena_cleanup */
+				return err_set(err, ERR_INTERNAL, NULL,
+					       "out of memory");
+			}
+			(void)spool_bind(m->spool);
+		}
+		if (cli_push_stage(m->spool, o->payloads[i].path, o->compress,
+				   &data, &len, err) == -1)
+			return -1;
+		att[i].data = data;
+		att[i].len = len;
+	}
+	return 0;
+}
+
+/*
+ * The multipart body: mime_write() over the parts, a large part framed
+ * with a marker in place of its data, then cut at the markers into the
+ * ranges that are uploaded (cli_push_body.c).  parts[0] is the envelope.
+ */
+static int
+cli_push_package(struct arena *a, const struct cli_push_opts *o,
+		 struct mime_out_part *parts, const char *uuid,
+		 struct cli_push_msg *m, struct err *err)
+{
+	size_t i, n = o->n_payloads, *len;
+	const char **marks;
+	const unsigned char **data;
+
+	if (m->spool == NULL)
+		return mime_write(a, parts, n + 1, NULL, &m->body,
+				  &m->content_type, err);
+	marks = arena_calloc(a, n + 1, sizeof(*marks));
+	data = arena_calloc(a, n + 1, sizeof(*data));
+	len = arena_calloc(a, n + 1, sizeof(*len));
+	if (marks == NULL || data == NULL || len == NULL)
+		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
+	for (i = 0; i < n; i++) {
+		if (!o->payloads[i].big)
+			continue;
+		marks[i] = arena_sprintf(a, "as4gw-push-part-%zu-%s", i, uuid);
+		if (marks[i] == NULL)
+			return err_set(err, ERR_INTERNAL, NULL,
+				       "out of memory");
+		data[i] = parts[i + 1].data;
+		len[i] = parts[i + 1].len;
+		parts[i + 1].data = marks[i];
+		parts[i + 1].len = strlen(marks[i]);
+	}
+	if (mime_write(a, parts, n + 1, NULL, &m->body, &m->content_type,
+		       err) == -1)
+		return -1;
+	return cli_push_body_split(a, &m->body, marks, data, len, n,
+				   &m->stream, err);
+}
+
 /* Build one message: a fresh MessageId (unless --message-id) and Timestamp;
  * secured as the options say; a bare SOAP body without payloads, else
  * multipart/related (ebMS3 Core 5.1.1: both packagings are legal). */
@@ -268,6 +358,8 @@ cli_push_build(struct arena *a, const struct cli_push_opts *o,
 		NULL)
 		goto out;
 	cli_push_attachments(o, parts + 1);
+	if (cli_push_big_parts(a, o, parts + 1, m, err) == -1)
+		goto out;
 	if ((o->key != NULL || o->recipient != NULL) &&
 	    cli_push_secure(a, o, &env, parts + 1, m, err) == -1)
 		goto out;
@@ -280,8 +372,7 @@ cli_push_build(struct arena *a, const struct cli_push_opts *o,
 	parts[0].content_type = "application/soap+xml; charset=UTF-8";
 	parts[0].data = env.data;
 	parts[0].len = env.len;
-	rc = mime_write(a, parts, o->n_payloads + 1, NULL, &m->body,
-			&m->content_type, err);
+	rc = cli_push_package(a, o, parts, uuid, m, err);
 out:
 	if (rc == -1)
 		err_set(err, ERR_INTERNAL, NULL, "could not build the message");

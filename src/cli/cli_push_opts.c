@@ -7,6 +7,7 @@
 #include "cli_push_int.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,13 @@ cli_push_usage(FILE *f)
 	    "Content-Type, a\n"
 	    "                           line with the body length, the body "
 	    "(bench/run's load)\n"
+	    "  --spool-threshold BYTES  payload files of this size and more "
+	    "are streamed from\n"
+	    "                           disk through spool files, never "
+	    "read into memory\n"
+	    "                           (default 8 MiB; 0: every payload)\n"
+	    "  --spool-dir DIR          where the spool files go (default "
+	    "$TMPDIR, else /tmp)\n"
 	    "  --quiet                  print only failures and the summary\n"
 	    "exit: 0 receipt(s) ok, 1 error/fault/HTTP or check failure, 2 "
 	    "usage\n",
@@ -232,6 +240,8 @@ enum {
 	CLI_PUSH_OPT_RECIPIENT,
 	CLI_PUSH_OPT_COMPRESS,
 	CLI_PUSH_OPT_PROFILE,
+	CLI_PUSH_OPT_SPOOL_THRESHOLD,
+	CLI_PUSH_OPT_SPOOL_DIR,
 	CLI_PUSH_OPT_HELP,
 };
 
@@ -265,6 +275,9 @@ static const struct option cli_push_longopts[] = {
     {"recipient-cert", required_argument, NULL, CLI_PUSH_OPT_RECIPIENT},
     {"compress", no_argument, NULL, CLI_PUSH_OPT_COMPRESS},
     {"profile", required_argument, NULL, CLI_PUSH_OPT_PROFILE},
+    {"spool-threshold", required_argument, NULL,
+     CLI_PUSH_OPT_SPOOL_THRESHOLD},
+    {"spool-dir", required_argument, NULL, CLI_PUSH_OPT_SPOOL_DIR},
     {"help", no_argument, NULL, CLI_PUSH_OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -274,6 +287,7 @@ static int
 cli_push_option(struct arena *a, struct cli_push_opts *o, int opt,
 		const char *arg)
 {
+	long n = 0;
 	int rc = 0;
 
 	switch (opt) {
@@ -327,6 +341,11 @@ cli_push_option(struct arena *a, struct cli_push_opts *o, int opt,
 		o->profile = arg;
 		rc = cli_push_profile_known(arg) ? 0 : -1;
 		break;
+	case CLI_PUSH_OPT_SPOOL_THRESHOLD:
+		rc = cli_number(arg, 0, LONG_MAX, &n);
+		o->spool_threshold = (uint64_t)n;
+		break;
+	case CLI_PUSH_OPT_SPOOL_DIR: o->spool_dir = arg; break;
 	default: rc = -1; break;
 	}
 	if (rc == -1 && arg != NULL)
@@ -423,6 +442,10 @@ cli_push_options(struct arena *a, int argc, char **argv,
 	o->from_role = CLI_PUSH_NS_ROLE "initiator";
 	o->to_role = CLI_PUSH_NS_ROLE "responder";
 	o->count = 1;
+	o->spool_threshold = CLI_PUSH_SPOOL_THRESHOLD;
+	o->spool_dir = getenv("TMPDIR") != NULL && *getenv("TMPDIR") != '\0'
+			   ? getenv("TMPDIR")
+			   : "/tmp";
 	/* every --payload uses one argv slot, so argc bounds their number */
 	if ((o->payloads = arena_calloc(a, (size_t)argc + 1,
 					sizeof(*o->payloads))) == NULL ||

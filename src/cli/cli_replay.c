@@ -79,7 +79,7 @@ cli_replay_client_free(struct cli_replay_client *c)
  */
 static int
 cli_replay_client_setup(struct cli_replay_client *c, struct curl_slist *hdrs,
-			const void *body, size_t len, struct buf *out)
+			const struct cli_replay_body *body, struct buf *out)
 {
 	CURLcode (*const set)(CURL *, CURLoption, ...) = c->api->easy_setopt;
 	curl_write_callback write_cb = cli_replay_curl_write;
@@ -95,8 +95,14 @@ cli_replay_client_setup(struct cli_replay_client *c, struct curl_slist *hdrs,
 	bad |= set(h, CURLOPT_CONNECTTIMEOUT, c->net.connect_timeout_s);
 	bad |= set(h, CURLOPT_HTTPHEADER, hdrs);
 	bad |= set(h, CURLOPT_POST, 1L);
-	bad |= set(h, CURLOPT_POSTFIELDS, body);
-	bad |= set(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	/* a read callback serves the body when POSTFIELDS is NULL */
+	bad |= set(h, CURLOPT_POSTFIELDS, body->read != NULL ? NULL :
+	    body->data);
+	bad |= set(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->len);
+	if (body->read != NULL) {
+		bad |= set(h, CURLOPT_READFUNCTION, body->read);
+		bad |= set(h, CURLOPT_READDATA, body->ctx);
+	}
 	bad |= set(h, CURLOPT_WRITEFUNCTION, write_cb);
 	bad |= set(h, CURLOPT_WRITEDATA, out);
 	if (c->net.cacert != NULL)
@@ -128,6 +134,19 @@ cli_replay_client_post(struct cli_replay_client *c, struct arena *a,
 		       const void *body, size_t len,
 		       struct cli_replay_answer *ret, struct err *err)
 {
+	struct cli_replay_body b = {body, len, NULL, NULL};
+
+	return cli_replay_client_send(c, a, content_type, headers, &b, ret,
+				      err);
+}
+
+/* POST a body in memory or from a read callback; see cli.h. */
+int
+cli_replay_client_send(struct cli_replay_client *c, struct arena *a,
+		       const char *content_type, const char *const *headers,
+		       const struct cli_replay_body *body,
+		       struct cli_replay_answer *ret, struct err *err)
+{
 	struct curl_slist *hdrs = NULL;
 	const char *ct = NULL;
 	CURLcode cc = CURLE_OUT_OF_MEMORY;
@@ -149,7 +168,7 @@ cli_replay_client_post(struct cli_replay_client *c, struct arena *a,
 		if (cli_replay_curl_header(c->api, &hdrs, *headers) == -1)
 			goto out;
 	cc = CURLE_BAD_FUNCTION_ARGUMENT;
-	if (cli_replay_client_setup(c, hdrs, body, len, &ret->body) != 0)
+	if (cli_replay_client_setup(c, hdrs, body, &ret->body) != 0)
 		goto out;
 	if ((cc = c->api->easy_perform(c->curl)) != CURLE_OK)
 		goto out;

@@ -49,8 +49,11 @@ X509 *sender_recipient_cert(const struct sender_recipient *r);
  * EncryptedData go first into the envelope's wsse:Security (made if
  * absent), so after sender_sign_message it is sign-then-encrypt and the
  * signature covers the plaintext the receiver gets back.  Each part's data
- * becomes IV || ciphertext || tag (arena) and its content_type
- * application/octet-stream.  On failure (ERR_INTERNAL) nothing changed.
+ * becomes IV || ciphertext || tag (arena; for a part that spool_want()
+ * of the spool bound to this thread calls large, a mapped spool file:
+ * sender_gcm_spool) and its content_type application/octet-stream.  On
+ * failure (ERR_INTERNAL; ERR_STORE when the spool is full) nothing
+ * changed.
  */
 int sender_encrypt_message(struct arena *a, xmlDocPtr doc,
     const struct sender_recipient *r, struct wss_part *parts, size_t n,
@@ -64,6 +67,18 @@ int sender_encrypt_message(struct arena *a, xmlDocPtr doc,
  */
 int sender_encrypt_parts(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
     struct wss_part *parts, size_t n, X509 *recipient, struct err *err);
+
+/*
+ * sender_gcm.c: IV || AES-128-GCM(key, in[0..n)) || tag, as
+ * sender_encrypt_message writes a part, for a large part (issue 14): in
+ * is read in order in SPOOL_CHUNK pieces with spool_done() behind it, the
+ * output goes to a new file of sp and is mapped into *ret (valid until
+ * spool_free).  0, or -1 (ERR_INTERNAL; a full spool ERR_STORE).
+ */
+struct spool;
+int sender_gcm_spool(struct spool *sp, const unsigned char *key,
+    const unsigned char *in, size_t n, const unsigned char **ret,
+    size_t *ret_len, struct err *err);
 
 /* How sender_agree_ek() agrees on a key-encryption key (0: the
  * eDelivery AS4 2.0 default). */

@@ -21,6 +21,7 @@
 #include <xmlsec/keys.h>
 
 #include "../mime/mime_hdr.h"
+#include "../spool/spool.h"
 #include "../util/codec.h"
 #include "../wss/wss_int.h"
 #include "../xml/xml.h"
@@ -318,6 +319,25 @@ out:
 	return rc;
 }
 
+/* One part's IV || ciphertext || tag: in the arena, or for a large part
+ * (spool_want of the spool bound to this thread, issue 14) in chunks into
+ * a spool file, mapped (sender_gcm.c). */
+static int
+sender_encrypt_one(struct sender_encrypt *e, const struct wss_part *p,
+    unsigned char **ret, size_t *ret_len, struct err *err)
+{
+	const unsigned char *m = NULL;
+
+	if (!spool_want(spool_bound(), p->len))
+		return sender_encrypt_gcm(e->a, e->key, p->data, p->len, ret,
+		    ret_len);
+	if (sender_gcm_spool(spool_bound(), e->key, p->data, p->len, &m,
+	    ret_len, err) == -1)
+		return -1;
+	*ret = (unsigned char *)(uintptr_t)m; /* read-only mapping */
+	return 0;
+}
+
 /* Prepend the EncryptedKey and then the EncryptedData elements to the
  * Security header (WS-Security 1.1, 5). */
 static int
@@ -358,8 +378,8 @@ sender_encrypt_run(struct sender_encrypt *e, xmlNodePtr security,
 	for (built = 0; built < n; built++) {
 		const struct wss_part *p = &parts[built];
 
-		if (p->content_id == NULL || sender_encrypt_gcm(a, e->key,
-		    p->data, p->len, &ct[built], &ct_len[built]) < 0 ||
+		if (p->content_id == NULL || sender_encrypt_one(e, p,
+		    &ct[built], &ct_len[built], err) < 0 ||
 		    (eds[built] = sender_encrypt_ed(e, p)) == NULL)
 			goto out;
 	}

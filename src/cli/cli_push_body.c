@@ -1,0 +1,195 @@
+/*
+ * cli_push_body — the HTTP body of a large `as4gw push` message as a list
+ * of byte ranges (issue 14 item 5): the MIME framing and the envelope are
+ * in memory, each large attachment is the mapping of a spool file (the
+ * staged payload, or its ciphertext).  mime_write() stays the one writer
+ * of the multipart grammar: it frames the message with a marker instead
+ * of each large part's data, and the framed body is cut at the markers.
+ *
+ * The ranges are read in order — by libcurl's read callback for the
+ * upload, by fwrite for --write-requests and --save-request — and each
+ * mapped range is released behind the reader in SPOOL_CHUNK pieces
+ * (spool_done), so the body is never resident whole.
+ */
+#include "cli_push_int.h"
+
+#include <string.h>
+
+#include "../spool/spool.h"
+
+/* One range of the body. */
+struct cli_push_seg {
+	const unsigned char *p;
+	size_t len;
+};
+
+struct cli_push_body {
+	struct cli_push_seg *segs;
+	size_t n;
+	uint64_t len;
+	size_t i, off, done; /* cursor: range, offset, released up to */
+};
+
+/*
+ * RFC 2046 5.1.1: the data of a part must not hold a line that starts
+ * with the delimiter.  The same rule as mime_write's check, which sees
+ * only the markers: line starts of [p, p + len), read in order and
+ * released behind.  1 clash, 0 none.
+ */
+static int
+cli_push_body_clash(const unsigned char *p, size_t len, const char *delim,
+    size_t dlen)
+{
+	const unsigned char *q = p, *end = p + len, *rel = p, *nl;
+	size_t k;
+
+	while (q < end) {
+		if ((size_t)(end - q) >= dlen && memcmp(q, delim, dlen) == 0)
+			return 1;
+		nl = memchr(q, '\n', (size_t)(end - q));
+		q = nl == NULL ? end : nl + 1;
+		if ((size_t)(q - rel) >= SPOOL_CHUNK) {
+			k = (size_t)(q - rel) & ~(SPOOL_CHUNK - 1);
+			spool_done(rel, k);
+			rel += k;
+		}
+	}
+	spool_done(rel, (size_t)(end - rel));
+	return 0;
+}
+
+/* Append the range [p, p + len) (nothing when empty). */
+static void
+cli_push_body_add(struct cli_push_body *b, const unsigned char *p, size_t len)
+{
+	if (len == 0)
+		return;
+	b->segs[b->n].p = p;
+	b->segs[b->n].len = len;
+	b->n++;
+	b->len += len;
+}
+
+/* The delimiter line mime_write() began the body with ("--boundary"). */
+static size_t
+cli_push_body_delim(const struct buf *framed)
+{
+	const char *crlf = memmem(framed->data, framed->len, "\r\n", 2);
+
+	return crlf != NULL ? (size_t)(crlf - framed->data) : 0;
+}
+
+/* Cut framed at the markers; see cli_push_int.h. */
+int
+cli_push_body_split(struct arena *a, const struct buf *framed,
+    const char *const *marks, const unsigned char *const *data,
+    const size_t *len, size_t n, struct cli_push_body **ret,
+    struct err *err)
+{
+	struct cli_push_body *b = arena_calloc(a, 1, sizeof(*b));
+	const unsigned char *pos = (const unsigned char *)framed->data;
+	const unsigned char *end = pos + framed->len, *at;
+	size_t i, dlen = cli_push_body_delim(framed);
+
+	*ret = NULL;
+	if (b == NULL || (b->segs = arena_calloc(a, 2 * n + 1,
+	    sizeof(*b->segs))) == NULL)
+		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
+	for (i = 0; i < n; i++) {
+		if (marks[i] == NULL)
+			continue;
+		at = memmem(pos, (size_t)(end - pos), marks[i],
+		    strlen(marks[i]));
+		if (at == NULL || dlen == 0)
+			return err_set(err, ERR_INTERNAL, NULL,
+			    "could not build the message body");
+		if (cli_push_body_clash(data[i], len[i],
+		    framed->data, dlen))
+			return err_set(err, ERR_INTERNAL, NULL,
+			    "mime boundary occurs in part data");
+		cli_push_body_add(b, pos, (size_t)(at - pos));
+		cli_push_body_add(b, data[i], len[i]);
+		pos = at + strlen(marks[i]);
+	}
+	cli_push_body_add(b, pos, (size_t)(end - pos));
+	*ret = b;
+	return 0;
+}
+
+/* The body's length in bytes. */
+uint64_t
+cli_push_body_len(const struct cli_push_body *b)
+{
+	return b->len;
+}
+
+/* Back to the first byte (a --repeat sends the body again). */
+void
+cli_push_body_rewind(struct cli_push_body *b)
+{
+	b->i = 0;
+	b->off = 0;
+	b->done = 0;
+}
+
+/*
+ * The next piece of at most max bytes at the cursor (NULL at the end),
+ * and the cursor moved past it; what the reader has passed is released
+ * in whole SPOOL_CHUNKs, the rest of a range when it ends.
+ */
+static const unsigned char *
+cli_push_body_next(struct cli_push_body *b, size_t max, size_t *ret_n)
+{
+	const struct cli_push_seg *s;
+	const unsigned char *p;
+	size_t k;
+
+	if (b->i == b->n)
+		return NULL;
+	s = &b->segs[b->i];
+	p = s->p + b->off;
+	*ret_n = s->len - b->off < max ? s->len - b->off : max;
+	b->off += *ret_n;
+	k = b->off == s->len ? b->off - b->done :
+	    (b->off - b->done) & ~(SPOOL_CHUNK - 1);
+	if (k > 0) {
+		spool_done(s->p + b->done, k);
+		b->done += k;
+	}
+	if (b->off == s->len) {
+		b->i++;
+		b->off = 0;
+		b->done = 0;
+	}
+	return p;
+}
+
+/* libcurl CURLOPT_READFUNCTION: copy the next bytes of the body. */
+size_t
+cli_push_body_read(char *buf, size_t size, size_t nitems, void *ctx)
+{
+	struct cli_push_body *b = ctx;
+	size_t room = size * nitems, got = 0, n = 0;
+	const unsigned char *p;
+
+	while (got < room &&
+	    (p = cli_push_body_next(b, room - got, &n)) != NULL) {
+		memcpy(buf + got, p, n);
+		got += n;
+	}
+	return got;
+}
+
+/* Write the whole body to f from the start; 0, or -1 (errno set). */
+int
+cli_push_body_write(struct cli_push_body *b, FILE *f)
+{
+	const unsigned char *p;
+	size_t n = 0;
+
+	cli_push_body_rewind(b);
+	while ((p = cli_push_body_next(b, SPOOL_CHUNK, &n)) != NULL)
+		if (fwrite(p, 1, n, f) != n)
+			return -1;
+	return 0;
+}

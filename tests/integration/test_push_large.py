@@ -1,0 +1,192 @@
+"""`as4gw push` of large payloads (issue 14 item 5): a payload file of
+--spool-threshold bytes or more is staged from disk into a spool file
+(gzip'd on the way with --compress), signed from the mapping, encrypted in
+chunks into another spool file and uploaded by libcurl's read callback (or
+written by --write-requests) from ranges: never read into memory whole.
+Below the threshold the same message takes the in-memory path.  Both sides
+are sent to the real gateway (SQLite and PostgreSQL): accepted with a
+Receipt whose NRR digests match, and stored byte for byte (checked by
+SHA-256 of what `as4gw deliver --to-dir` hands off).  The body
+--write-requests writes is posted unchanged with curl and accepted too, and
+a large eDelivery AS4 2.0 message (Ed25519, X25519) is opened by the
+independent receiver (edelivery2_open.py).  Memory is not asserted here
+(bench/ prints it)."""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SIGNED_LEG, new_id, run_as4gw
+
+sys.path.insert(0, os.path.dirname(__file__))
+import test_push_security as ps  # noqa: E402  (legs, push helper)
+
+SIZE = 24 << 20            # above the default threshold (8 MiB)
+LIMITS = f'<maxBodyBytes>{96 << 20}</maxBodyBytes>'
+
+
+@pytest.fixture
+def gw(gateway_factory):
+    return gateway_factory(legs=ps.LEGS, limits=LIMITS).start()
+
+
+@pytest.fixture(scope='module')
+def big(tmp_path_factory):
+    """A 24 MiB payload: random octets with compressible stretches, and a
+    line that looks like a MIME delimiter (not ours)."""
+    path = tmp_path_factory.mktemp('big') / 'archive.bin'
+    with open(path, 'wb') as f:
+        for i in range(SIZE >> 20):
+            f.write(os.urandom(1 << 19) + bytes([i]) * ((1 << 19) - 20)
+                    + b'\r\n--MIMEBoundary_\r\n')
+    return path
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for chunk in iter(lambda: f.read(1 << 20), b''):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def delivered(gw, tmp_path, mid):
+    """SHA-256 of each part `as4gw deliver --to-dir` hands off for mid."""
+    out = tmp_path / 'handoff'
+    r = run_as4gw('deliver', '-c', gw.config, '--to-dir', out, '--once', timeout=120)
+    assert r.returncode == 0, r.stderr
+    [d] = list(out.iterdir())
+    meta = json.loads((d / 'message.json').read_text())
+    assert meta['message_id'] == mid
+    return sorted(sha256_file(p) for p in d.glob('part-*.bin'))
+
+
+MODES = {
+    'signed': dict(action='urn:as4gw:dev:SignedOnly', sign='sender'),
+    'signed-encrypted-compressed': dict(action='urn:as4gw:dev:Secure', sign='sender',
+                                        encrypt='gateway', compress=True),
+}
+
+
+@pytest.mark.parametrize('side', ['spooled', 'memory'])
+@pytest.mark.parametrize('mode', sorted(MODES))
+def test_large_push_accepted_and_stored_byte_identical(gw, pki, big, tmp_path, mode, side):
+    """The same 24 MiB payload above the threshold (the large path: the
+    default threshold) and below it (--spool-threshold over its size: the
+    in-memory path): Receipt, NRR digests match, stored byte for byte."""
+    mid = new_id()
+    extra = ['--timeout', '300', '--spool-dir', tmp_path]
+    if side == 'memory':
+        extra += ['--spool-threshold', str(SIZE + 1)]
+    p = ps.push(gw.url, pki, mid, *extra, payloads=[big], **MODES[mode])
+    assert p.returncode == 0, p.stderr
+    assert f'receipt ok: ref {mid} signature verified, 3 NRR digests match' in p.stderr
+    assert gw.store.counts(mid) == (1, 1, 1)
+    assert delivered(gw, tmp_path, mid) == [sha256_file(big)]
+    assert os.listdir(tmp_path / 'handoff')  # and nothing left in the spool dir
+    assert [f for f in os.listdir(tmp_path) if f.startswith('as4gw-spool')] == []
+
+
+def test_small_payloads_through_the_spooled_path(gw, pki, tmp_path):
+    """--spool-threshold 0 sends even a few bytes (and an XML part, whose
+    SwA digest is over its canonical form) the large way: accepted, stored
+    as sent."""
+    x = tmp_path / 'invoice.xml'
+    x.write_bytes(ps.XML_PAYLOAD)
+    b = tmp_path / 'scan.bin'
+    b.write_bytes(ps.BIN_PAYLOAD)
+    mid = new_id()
+    p = ps.push(gw.url, pki, mid, '--spool-threshold', '0', payloads=[x, b], sign='sender',
+                encrypt='gateway', compress=True)
+    assert p.returncode == 0, p.stderr
+    assert f'receipt ok: ref {mid} signature verified, 4 NRR digests match' in p.stderr
+    rows = ps.stored_payloads(gw.store, mid)
+    assert [r[0] for r in rows] == [ps.XML_PAYLOAD, ps.BIN_PAYLOAD]
+
+
+def read_requests(path):
+    """(Content-Type, offset, length) of each message of a --write-requests
+    file, without reading the bodies."""
+    out = []
+    with open(path, 'rb') as f:
+        while True:
+            ct = f.readline()
+            if not ct:
+                return out
+            n = int(f.readline())
+            out.append((ct.decode().strip(), f.tell(), n))
+            f.seek(n, 1)
+
+
+def test_write_requests_body_of_a_large_payload_accepted_when_posted(gw, pki, big, tmp_path):
+    """--write-requests streams the large body to the file; posted unchanged
+    with curl it is accepted and the payload stored byte for byte."""
+    mid = new_id()
+    out = tmp_path / 'load.req'
+    p = ps.push(gw.url, pki, mid, '--write-requests', out, '--spool-dir', tmp_path,
+                action='urn:as4gw:dev:Secure', payloads=[big], sign='sender',
+                encrypt='gateway', compress=True)
+    assert p.returncode == 0, p.stderr
+    [(ct, off, n)] = read_requests(out)
+    assert ct.startswith('multipart/related; boundary=')
+    assert os.path.getsize(out) == off + n
+    body = tmp_path / 'body.bin'
+    with open(out, 'rb') as f, open(body, 'wb') as g:
+        f.seek(off)
+        g.write(f.read(n))
+    assert gw.store.totals() == (0, 0, 0)
+    r = subprocess.run(['curl', '-sS', '--max-time', '300', '-H', f'Content-Type: {ct}',
+                        '-H', 'MIME-Version: 1.0', '-H', 'Expect:', '--data-binary', f'@{body}',
+                        '-w', '\n%{http_code}', gw.url], capture_output=True, timeout=320)
+    answer, _, status = r.stdout.rpartition(b'\n')
+    assert status == b'200', r.stdout[-2000:] + r.stderr
+    assert b'Receipt' in answer and mid.encode() in answer
+    assert gw.store.counts(mid) == (1, 1, 1)
+    assert delivered(gw, tmp_path, mid) == [sha256_file(big)]
+
+
+def test_large_edelivery_2_0_message_opens_independently(pki, big, tmp_path):
+    """A large payload under --profile edelivery-2.0 (Ed25519 signature,
+    X25519 + HKDF key agreement, gzip, aes128-gcm in chunks): the
+    independent receiver opens it with the recipient's key and gets the
+    payload back byte for byte."""
+    import edelivery2 as e2
+    import edelivery2_pki as pk
+    p = pk.Pki(tmp_path / 'e2')
+    rcpt = p.agreement('gateway-ka-x25519', 'x25519')
+    s = p.signer('partner-ed25519', 'ed25519')
+    out = tmp_path / 'req.bin'
+    r = run_as4gw('push', '--from', 'urn:as4gw:dev:sender', '--to', 'urn:as4gw:dev:gateway',
+                  '--service', 'urn:as4gw:dev:service', '--action', 'urn:as4gw:dev:Deliver',
+                  '--payload', f'{big};mime=application/octet-stream', '--compress',
+                  '--sign', '--sign-cert', s.cert_path, '--sign-key', s.key_path,
+                  '--profile', 'edelivery-2.0', '--encrypt', '--recipient-cert', rcpt.cert_path,
+                  '--spool-dir', tmp_path, '--write-requests', out, timeout=300)
+    assert r.returncode == 0, r.stderr
+    [(ct, off, n)] = read_requests(out)
+    with open(out, 'rb') as f:
+        f.seek(off)
+        body = f.read(n)
+    o = e2.open_message(ct, body, keys=[(rcpt.cert, rcpt.key)])
+    [data] = o.payloads.values()
+    assert hashlib.sha256(data).hexdigest() == sha256_file(big)
+    si = o.root.find('.//ds:SignedInfo', e2.NS)
+    assert si.find('ds:SignatureMethod', e2.NS).get('Algorithm') == e2.ED25519
+
+
+def test_spool_dir_that_cannot_be_used_fails_before_sending(gw, pki, big, tmp_path):
+    """A large payload whose spool directory does not exist: push fails
+    naming the spool, nothing is sent or stored."""
+    mid = new_id()
+    p = ps.push(gw.url, pki, mid, '--spool-dir', tmp_path / 'missing',
+                action='urn:as4gw:dev:SignedOnly', payloads=[big], sign='sender')
+    assert p.returncode == 1
+    assert 'spool' in p.stderr, p.stderr
+    assert p.stdout == ''
+    assert gw.store.totals() == (0, 0, 0)
+
+
+assert SIGNED_LEG  # the signed leg is part of ps.LEGS
