@@ -132,35 +132,47 @@ cli_push_body_rewind(struct cli_push_body *b)
 	b->done = 0;
 }
 
+/* The reader is done with what the cursor has passed in the current
+ * range: release it in whole SPOOL_CHUNKs (all of it when the range is
+ * finished). */
+static void
+cli_push_body_release(struct cli_push_body *b, int all)
+{
+	size_t k = b->off - b->done;
+
+	if (!all)
+		k &= ~(SPOOL_CHUNK - 1);
+	if (k > 0) {
+		spool_done(b->segs[b->i].p + b->done, k);
+		b->done += k;
+	}
+}
+
 /*
  * The next piece of at most max bytes at the cursor (NULL at the end),
- * and the cursor moved past it; what the reader has passed is released
- * in whole SPOOL_CHUNKs, the rest of a range when it ends.
+ * and the cursor moved past it.  What earlier calls handed out has been
+ * read by now: it is released here, never the piece handed out (the
+ * caller has yet to read it).
  */
 static const unsigned char *
 cli_push_body_next(struct cli_push_body *b, size_t max, size_t *ret_n)
 {
 	const struct cli_push_seg *s;
 	const unsigned char *p;
-	size_t k;
 
-	if (b->i == b->n)
-		return NULL;
-	s = &b->segs[b->i];
-	p = s->p + b->off;
-	*ret_n = s->len - b->off < max ? s->len - b->off : max;
-	b->off += *ret_n;
-	k = b->off == s->len ? b->off - b->done :
-	    (b->off - b->done) & ~(SPOOL_CHUNK - 1);
-	if (k > 0) {
-		spool_done(s->p + b->done, k);
-		b->done += k;
-	}
-	if (b->off == s->len) {
+	if (b->i < b->n && b->off == b->segs[b->i].len) {
+		cli_push_body_release(b, 1);
 		b->i++;
 		b->off = 0;
 		b->done = 0;
 	}
+	if (b->i == b->n)
+		return NULL;
+	cli_push_body_release(b, 0);
+	s = &b->segs[b->i];
+	p = s->p + b->off;
+	*ret_n = s->len - b->off < max ? s->len - b->off : max;
+	b->off += *ret_n;
 	return p;
 }
 
