@@ -157,21 +157,24 @@ int cli_replay_client_post(struct cli_replay_client *c, struct arena *a,
     struct err *err);
 
 /*
- * A request body of len bytes: at data, or (read not NULL) produced by
- * read with ctx as libcurl's CURLOPT_READFUNCTION / READDATA, so a body of
- * gigabytes is uploaded without being in memory (`push`, issue 14).
+ * A request: its Content-Type, extra header lines ("Name: value",
+ * NULL-terminated, may be NULL) and a body of len bytes: at data, or (read
+ * not NULL) produced by read with ctx as libcurl's CURLOPT_READFUNCTION /
+ * READDATA, so a body of gigabytes is uploaded without being in memory
+ * (`push`, issue 14).
  */
 struct cli_replay_body {
+	const char *content_type;
+	const char *const *headers;
 	const void *data;
 	uint64_t len;
 	curl_read_callback read;
 	void *ctx;
 };
 
-/* POST body as cli_replay_client_post does (0 / -1 ERR_IO); a read
+/* POST a request as cli_replay_client_post does (0 / -1 ERR_IO); a read
  * callback that aborts is a transport failure. */
 int cli_replay_client_send(struct cli_replay_client *c, struct arena *a,
-    const char *content_type, const char *const *headers,
     const struct cli_replay_body *body, struct cli_replay_answer *ret,
     struct err *err);
 

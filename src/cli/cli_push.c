@@ -230,10 +230,15 @@ cli_push_send(struct arena *a, const struct cli_push_opts *o,
 	      const struct cli_push_msg *m)
 {
 	static const char *const mime_hdrs[] = {"MIME-Version: 1.0", NULL};
-	struct cli_replay_body body = {m->body.data, m->body.len, NULL, NULL};
+	int multi = strncasecmp(m->content_type, "multipart/", 10) == 0;
+	struct cli_replay_body body = {m->content_type,
+				       multi ? mime_hdrs : NULL,
+				       m->body.data,
+				       m->body.len,
+				       NULL,
+				       NULL};
 	struct cli_replay_answer ans;
 	struct err err;
-	int multi = strncasecmp(m->content_type, "multipart/", 10) == 0;
 
 	err_clear(&err);
 	if (m->stream != NULL) { /* the large path: read from the ranges */
@@ -243,9 +248,7 @@ cli_push_send(struct arena *a, const struct cli_push_opts *o,
 		body.read = cli_push_body_read;
 		body.ctx = m->stream;
 	}
-	if (cli_replay_client_send(c, a, m->content_type,
-				   multi ? mime_hdrs : NULL, &body, &ans,
-				   &err) == -1) {
+	if (cli_replay_client_send(c, a, &body, &ans, &err) == -1) {
 		(void)fprintf(stderr, "failed: %s: %s\n", m->message_id,
 			      err.msg);
 		return -1;

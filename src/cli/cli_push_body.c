@@ -82,8 +82,7 @@ cli_push_body_delim(const struct buf *framed)
 /* Cut framed at the markers; see cli_push_int.h. */
 int
 cli_push_body_split(struct arena *a, const struct buf *framed,
-    const char *const *marks, const unsigned char *const *data,
-    const size_t *len, size_t n, struct cli_push_body **ret,
+    const struct cli_push_big *big, size_t n, struct cli_push_body **ret,
     struct err *err)
 {
 	struct cli_push_body *b = arena_calloc(a, 1, sizeof(*b));
@@ -96,20 +95,20 @@ cli_push_body_split(struct arena *a, const struct buf *framed,
 	    sizeof(*b->segs))) == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	for (i = 0; i < n; i++) {
-		if (marks[i] == NULL)
+		if (big[i].mark == NULL)
 			continue;
-		at = memmem(pos, (size_t)(end - pos), marks[i],
-		    strlen(marks[i]));
+		at = memmem(pos, (size_t)(end - pos), big[i].mark,
+		    strlen(big[i].mark));
 		if (at == NULL || dlen == 0)
 			return err_set(err, ERR_INTERNAL, NULL,
 			    "could not build the message body");
-		if (cli_push_body_clash(data[i], len[i],
+		if (cli_push_body_clash(big[i].data, big[i].len,
 		    framed->data, dlen))
 			return err_set(err, ERR_INTERNAL, NULL,
 			    "mime boundary occurs in part data");
 		cli_push_body_add(b, pos, (size_t)(at - pos));
-		cli_push_body_add(b, data[i], len[i]);
-		pos = at + strlen(marks[i]);
+		cli_push_body_add(b, big[i].data, big[i].len);
+		pos = at + strlen(big[i].mark);
 	}
 	cli_push_body_add(b, pos, (size_t)(end - pos));
 	*ret = b;

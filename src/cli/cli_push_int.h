@@ -114,16 +114,23 @@ int cli_push_build(struct arena *a, const struct cli_push_opts *o,
 int cli_push_stage(struct spool *sp, const char *path, int gzip,
     const unsigned char **ret, size_t *ret_len, struct err *err);
 
+/* A large part of a message: its data, and the marker that stands in
+ * for it in the framed body (NULL: not a large part). */
+struct cli_push_big {
+	const char *mark;
+	const unsigned char *data;
+	size_t len;
+};
+
 /*
  * cli_push_body.c: the body of a large message as ranges: framed (what
  * mime_write wrote, owned by the caller and left unchanged) with each
- * marks[i] that is not NULL replaced by data[i][0..len[i]) (in order of
+ * big[i].mark that is not NULL replaced by big[i].data (in order of
  * appearance).  Refused (ERR_INTERNAL) when a marker is missing or a line
  * of the data starts with the MIME delimiter.  *ret lives in a.
  */
 int cli_push_body_split(struct arena *a, const struct buf *framed,
-    const char *const *marks, const unsigned char *const *data,
-    const size_t *len, size_t n, struct cli_push_body **ret,
+    const struct cli_push_big *big, size_t n, struct cli_push_body **ret,
     struct err *err);
 uint64_t cli_push_body_len(const struct cli_push_body *b);
 void cli_push_body_rewind(struct cli_push_body *b);

@@ -302,35 +302,31 @@ cli_push_package(struct arena *a, const struct cli_push_opts *o,
 		 struct mime_out_part *parts, const char *uuid,
 		 struct cli_push_msg *m, struct err *err)
 {
-	size_t i, n = o->n_payloads, *len;
-	const char **marks;
-	const unsigned char **data;
+	size_t i, n = o->n_payloads;
+	struct cli_push_big *big;
 
 	if (m->spool == NULL)
 		return mime_write(a, parts, n + 1, NULL, &m->body,
 				  &m->content_type, err);
-	marks = arena_calloc(a, n + 1, sizeof(*marks));
-	data = arena_calloc(a, n + 1, sizeof(*data));
-	len = arena_calloc(a, n + 1, sizeof(*len));
-	if (marks == NULL || data == NULL || len == NULL)
+	if ((big = arena_calloc(a, n + 1, sizeof(*big))) == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	for (i = 0; i < n; i++) {
 		if (!o->payloads[i].big)
 			continue;
-		marks[i] = arena_sprintf(a, "as4gw-push-part-%zu-%s", i, uuid);
-		if (marks[i] == NULL)
+		big[i].mark = arena_sprintf(a, "as4gw-push-part-%zu-%s", i,
+					    uuid);
+		if (big[i].mark == NULL)
 			return err_set(err, ERR_INTERNAL, NULL,
 				       "out of memory");
-		data[i] = parts[i + 1].data;
-		len[i] = parts[i + 1].len;
-		parts[i + 1].data = marks[i];
-		parts[i + 1].len = strlen(marks[i]);
+		big[i].data = parts[i + 1].data;
+		big[i].len = parts[i + 1].len;
+		parts[i + 1].data = big[i].mark;
+		parts[i + 1].len = strlen(big[i].mark);
 	}
 	if (mime_write(a, parts, n + 1, NULL, &m->body, &m->content_type,
 		       err) == -1)
 		return -1;
-	return cli_push_body_split(a, &m->body, marks, data, len, n,
-				   &m->stream, err);
+	return cli_push_body_split(a, &m->body, big, n, &m->stream, err);
 }
 
 /* Build one message: a fresh MessageId (unless --message-id) and Timestamp;

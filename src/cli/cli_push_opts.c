@@ -26,6 +26,33 @@
 	"http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/"
 #define CLI_PUSH_MAX_ID 255 /* inbox message_id column (DESIGN.md) */
 
+/* Usage text, continued: the output options, the large path's (issue
+ * 14), the exit status. */
+static void
+cli_push_usage_spool(FILE *f)
+{
+	(void)fputs(
+	    "  --write-requests FILE    build the N messages (signed, "
+	    "encrypted as asked)\n"
+	    "                           and append them to FILE instead of "
+	    "sending (--url not\n"
+	    "                           needed): per message a line with the "
+	    "Content-Type, a\n"
+	    "                           line with the body length, the body "
+	    "(bench/run's load)\n"
+	    "  --spool-threshold BYTES  payload files of this size and more "
+	    "are streamed from\n"
+	    "                           disk through spool files, never "
+	    "read into memory\n"
+	    "                           (default 8 MiB; 0: every payload)\n"
+	    "  --spool-dir DIR          where the spool files go (default "
+	    "$TMPDIR, else /tmp)\n"
+	    "  --quiet                  print only failures and the summary\n"
+	    "exit: 0 receipt(s) ok, 1 error/fault/HTTP or check failure, 2 "
+	    "usage\n",
+	    f);
+}
+
 /* Usage text for `as4gw push`. */
 static void
 cli_push_usage(FILE *f)
@@ -74,26 +101,9 @@ cli_push_usage(FILE *f)
 	    "  --save-request FILE      write the HTTP body to FILE, its "
 	    "Content-Type to FILE.ct\n"
 	    "  --count N [--repeat]     send N messages (--repeat: the same "
-	    "bytes N times)\n"
-	    "  --write-requests FILE    build the N messages (signed, "
-	    "encrypted as asked)\n"
-	    "                           and append them to FILE instead of "
-	    "sending (--url not\n"
-	    "                           needed): per message a line with the "
-	    "Content-Type, a\n"
-	    "                           line with the body length, the body "
-	    "(bench/run's load)\n"
-	    "  --spool-threshold BYTES  payload files of this size and more "
-	    "are streamed from\n"
-	    "                           disk through spool files, never "
-	    "read into memory\n"
-	    "                           (default 8 MiB; 0: every payload)\n"
-	    "  --spool-dir DIR          where the spool files go (default "
-	    "$TMPDIR, else /tmp)\n"
-	    "  --quiet                  print only failures and the summary\n"
-	    "exit: 0 receipt(s) ok, 1 error/fault/HTTP or check failure, 2 "
-	    "usage\n",
+	    "bytes N times)\n",
 	    CLI_REPLAY_TIMEOUT_S, CLI_REPLAY_CONNECT_TIMEOUT_S);
+	cli_push_usage_spool(f);
 }
 
 /* A value that can go into XML text and MIME headers: non-empty, no control
@@ -282,12 +292,29 @@ static const struct option cli_push_longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* --spool-threshold, --spool-dir (the large path, issue 14); -1 for
+ * anything else or a bad value. */
+static int
+cli_push_option_spool(struct cli_push_opts *o, int opt, const char *arg)
+{
+	long n = 0;
+
+	if (opt == CLI_PUSH_OPT_SPOOL_DIR) {
+		o->spool_dir = arg;
+		return 0;
+	}
+	if (opt != CLI_PUSH_OPT_SPOOL_THRESHOLD ||
+	    cli_number(arg, 0, LONG_MAX, &n) == -1)
+		return -1;
+	o->spool_threshold = (uint64_t)n;
+	return 0;
+}
+
 /* Apply one option; -1 (after a message) when its value is unusable. */
 static int
 cli_push_option(struct arena *a, struct cli_push_opts *o, int opt,
 		const char *arg)
 {
-	long n = 0;
 	int rc = 0;
 
 	switch (opt) {
@@ -341,12 +368,7 @@ cli_push_option(struct arena *a, struct cli_push_opts *o, int opt,
 		o->profile = arg;
 		rc = cli_push_profile_known(arg) ? 0 : -1;
 		break;
-	case CLI_PUSH_OPT_SPOOL_THRESHOLD:
-		rc = cli_number(arg, 0, LONG_MAX, &n);
-		o->spool_threshold = (uint64_t)n;
-		break;
-	case CLI_PUSH_OPT_SPOOL_DIR: o->spool_dir = arg; break;
-	default: rc = -1; break;
+	default: rc = cli_push_option_spool(o, opt, arg); break;
 	}
 	if (rc == -1 && arg != NULL)
 		(void)fprintf(stderr, "as4gw push: invalid value \"%s\"\n",
@@ -434,6 +456,7 @@ int
 cli_push_options(struct arena *a, int argc, char **argv,
 		 struct cli_push_opts *o)
 {
+	const char *tmpdir = getenv("TMPDIR");
 	int opt;
 
 	memset(o, 0, sizeof(*o));
@@ -443,9 +466,7 @@ cli_push_options(struct arena *a, int argc, char **argv,
 	o->to_role = CLI_PUSH_NS_ROLE "responder";
 	o->count = 1;
 	o->spool_threshold = CLI_PUSH_SPOOL_THRESHOLD;
-	o->spool_dir = getenv("TMPDIR") != NULL && *getenv("TMPDIR") != '\0'
-			   ? getenv("TMPDIR")
-			   : "/tmp";
+	o->spool_dir = tmpdir != NULL && *tmpdir != '\0' ? tmpdir : "/tmp";
 	/* every --payload uses one argv slot, so argc bounds their number */
 	if ((o->payloads = arena_calloc(a, (size_t)argc + 1,
 					sizeof(*o->payloads))) == NULL ||

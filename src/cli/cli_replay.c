@@ -134,19 +134,19 @@ cli_replay_client_post(struct cli_replay_client *c, struct arena *a,
 		       const void *body, size_t len,
 		       struct cli_replay_answer *ret, struct err *err)
 {
-	struct cli_replay_body b = {body, len, NULL, NULL};
+	struct cli_replay_body b = {content_type, headers, body, len, NULL,
+				    NULL};
 
-	return cli_replay_client_send(c, a, content_type, headers, &b, ret,
-				      err);
+	return cli_replay_client_send(c, a, &b, ret, err);
 }
 
 /* POST a body in memory or from a read callback; see cli.h. */
 int
 cli_replay_client_send(struct cli_replay_client *c, struct arena *a,
-		       const char *content_type, const char *const *headers,
 		       const struct cli_replay_body *body,
 		       struct cli_replay_answer *ret, struct err *err)
 {
+	const char *const *headers = body->headers;
 	struct curl_slist *hdrs = NULL;
 	const char *ct = NULL;
 	CURLcode cc = CURLE_OUT_OF_MEMORY;
@@ -162,7 +162,7 @@ cli_replay_client_send(struct cli_replay_client *c, struct arena *a,
 	if (cli_replay_curl_header(c->api, &hdrs, "Expect:") == -1 ||
 	    cli_replay_curl_header(
 		c->api, &hdrs,
-		arena_sprintf(a, "Content-Type: %s", content_type)) == -1)
+		arena_sprintf(a, "Content-Type: %s", body->content_type)) == -1)
 		goto out;
 	for (; headers != NULL && *headers != NULL; headers++)
 		if (cli_replay_curl_header(c->api, &hdrs, *headers) == -1)

@@ -69,16 +69,16 @@ int sender_encrypt_parts(struct arena *a, xmlDocPtr doc, xmlNodePtr security,
     struct wss_part *parts, size_t n, X509 *recipient, struct err *err);
 
 /*
- * sender_gcm.c: IV || AES-128-GCM(key, in[0..n)) || tag, as
- * sender_encrypt_message writes a part, for a large part (issue 14): in
- * is read in order in SPOOL_CHUNK pieces with spool_done() behind it, the
- * output goes to a new file of sp and is mapped into *ret (valid until
- * spool_free).  0, or -1 (ERR_INTERNAL; a full spool ERR_STORE).
+ * sender_gcm.c: IV || AES-128-GCM(key, part's data) || tag, as
+ * sender_encrypt_message writes a part, for a large part (issue 14): the
+ * data is read in order in SPOOL_CHUNK pieces with spool_done() behind
+ * it, the output goes to a new file of sp and is mapped into *ret (valid
+ * until spool_free).  0, or -1 (ERR_INTERNAL; a full spool ERR_STORE).
  */
 struct spool;
 int sender_gcm_spool(struct spool *sp, const unsigned char *key,
-    const unsigned char *in, size_t n, const unsigned char **ret,
-    size_t *ret_len, struct err *err);
+    const struct wss_part *part, const unsigned char **ret, size_t *ret_len,
+    struct err *err);
 
 /* How sender_agree_ek() agrees on a key-encryption key (0: the
  * eDelivery AS4 2.0 default). */

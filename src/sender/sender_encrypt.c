@@ -331,8 +331,7 @@ sender_encrypt_one(struct sender_encrypt *e, const struct wss_part *p,
 	if (!spool_want(spool_bound(), p->len))
 		return sender_encrypt_gcm(e->a, e->key, p->data, p->len, ret,
 		    ret_len);
-	if (sender_gcm_spool(spool_bound(), e->key, p->data, p->len, &m,
-	    ret_len, err) == -1)
+	if (sender_gcm_spool(spool_bound(), e->key, p, &m, ret_len, err) == -1)
 		return -1;
 	*ret = (unsigned char *)(uintptr_t)m; /* read-only mapping */
 	return 0;

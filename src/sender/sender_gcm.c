@@ -43,13 +43,15 @@ sender_gcm_run(EVP_CIPHER_CTX *c, const unsigned char *in, size_t n,
 	return 0;
 }
 
-/* IV || AES-128-GCM(key, in) || tag into a new file of sp, mapped into
- * *ret; see sender.h. */
+/* IV || AES-128-GCM(key, part's data) || tag into a new file of sp,
+ * mapped into *ret; see sender.h. */
 int
 sender_gcm_spool(struct spool *sp, const unsigned char *key,
-    const unsigned char *in, size_t n, const unsigned char **ret,
-    size_t *ret_len, struct err *err)
+    const struct wss_part *part, const unsigned char **ret, size_t *ret_len,
+    struct err *err)
 {
+	const unsigned char *in = part->data;
+	size_t n = part->len;
 	unsigned char iv[SENDER_GCM_IV], tag[SENDER_GCM_TAG], *buf = NULL;
 	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
 	struct spool_file *f = NULL;
