@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from conftest import SIGNED_LEG, new_id, run_as4gw
+from conftest import new_id, run_as4gw
 
 sys.path.insert(0, os.path.dirname(__file__))
 import test_push_security as ps  # noqa: E402  (legs, push helper)
@@ -88,6 +88,34 @@ def test_large_push_accepted_and_stored_byte_identical(gw, pki, big, tmp_path, m
     assert delivered(gw, tmp_path, mid) == [sha256_file(big)]
     assert os.listdir(tmp_path / 'handoff')  # and nothing left in the spool dir
     assert [f for f in os.listdir(tmp_path) if f.startswith('as4gw-spool')] == []
+
+
+def test_several_large_messages_and_repeats_and_the_saved_request(gw, pki, big, tmp_path):
+    """--count 2 builds (and stages) each large message anew; --repeat sends
+    the same large body twice (the second gets the stored Receipt); the
+    body --save-request wrote is what was sent: replayed, it is a retry."""
+    args = ['push', '--url', gw.url, '--from', 'urn:as4gw:dev:sender',
+            '--to', 'urn:as4gw:dev:gateway', '--service', 'urn:as4gw:dev:service',
+            '--action', 'urn:as4gw:dev:SignedOnly', '--payload', big, '--sign',
+            '--sign-cert', f'{pki}/sender.crt', '--sign-key', f'{pki}/sender.key',
+            '--gateway-cert', f'{pki}/gateway.crt', '--timeout', '300', '--spool-dir', tmp_path]
+    r = run_as4gw(*args, '--count', '2', timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert 'sent 2: 2 ok, 0 failed' in r.stderr
+    assert gw.store.totals() == (2, 2, 2)
+    mid = new_id()
+    saved = tmp_path / 'request.mime'
+    r = run_as4gw(*args, '--message-id', mid, '--count', '2', '--repeat', '--save-request',
+                  saved, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert 'sent 2: 2 ok, 0 failed' in r.stderr
+    assert gw.store.totals() == (3, 3, 3)
+    assert os.path.getsize(saved) > SIZE
+    r = run_as4gw('replay', '--url', gw.url, '--expect', 'receipt', '--timeout', '300', saved,
+                  timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert gw.store.totals() == (3, 3, 3)
+    assert gw.store.query('SELECT count(*) FROM inbox WHERE message_id = ?', mid)[0][0] == 1
 
 
 def test_small_payloads_through_the_spooled_path(gw, pki, tmp_path):
@@ -188,5 +216,3 @@ def test_spool_dir_that_cannot_be_used_fails_before_sending(gw, pki, big, tmp_pa
     assert p.stdout == ''
     assert gw.store.totals() == (0, 0, 0)
 
-
-assert SIGNED_LEG  # the signed leg is part of ps.LEGS
