@@ -23,6 +23,8 @@ from conftest import new_id, run_as4gw
 
 sys.path.insert(0, os.path.dirname(__file__))
 import test_push_security as ps  # noqa: E402  (legs, push helper)
+from edelivery2_gw import e2pki  # noqa: E402,F401  (fixture)
+from test_edelivery2_profiles import e2gw  # noqa: E402,F401  (fixture: the 2.0 legs)
 
 SIZE = 24 << 20            # above the default threshold (8 MiB)
 LIMITS = f'<maxBodyBytes>{96 << 20}</maxBodyBytes>'
@@ -203,6 +205,26 @@ def test_large_edelivery_2_0_message_opens_independently(pki, big, tmp_path):
     assert hashlib.sha256(data).hexdigest() == sha256_file(big)
     si = o.root.find('.//ds:SignedInfo', e2.NS)
     assert si.find('ds:SignatureMethod', e2.NS).get('Algorithm') == e2.ED25519
+
+
+def test_large_edelivery_2_0_push_accepted_by_the_gateway(e2gw, e2pki, big, tmp_path):
+    """The same over HTTP to a gateway's eDelivery AS4 2.0 leg (Ed25519,
+    X25519 + HKDF): an Ed25519-signed Receipt whose NRR digests match, the
+    payload stored byte for byte."""
+    mid = new_id()
+    s, x = e2pki.signers['ed25519'], e2pki.agree['x25519']
+    r = run_as4gw('push', '--url', e2gw.url, '--from', 'urn:as4gw:e2:partner-20',
+                  '--to', 'urn:as4gw:dev:gateway', '--service', 'urn:as4gw:e2:service',
+                  '--action', 'urn:as4gw:e2:Deliver20', '--message-id', mid,
+                  '--payload', f'{big};mime=application/octet-stream', '--compress',
+                  '--sign', '--sign-cert', s.cert_path, '--sign-key', s.key_path,
+                  '--profile', 'edelivery-2.0', '--encrypt', '--recipient-cert', x.cert_path,
+                  '--gateway-cert', e2pki.gw_sign['gw-ed25519'].cert_path,
+                  '--spool-dir', tmp_path, '--timeout', '300', timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert f'receipt ok: ref {mid} signature verified, 3 NRR digests match' in r.stderr
+    assert e2gw.store.counts(mid) == (1, 1, 1)
+    assert delivered(e2gw, tmp_path, mid) == [sha256_file(big)]
 
 
 def test_spool_dir_that_cannot_be_used_fails_before_sending(gw, pki, big, tmp_path):
