@@ -238,3 +238,30 @@ def test_spool_dir_that_cannot_be_used_fails_before_sending(gw, pki, big, tmp_pa
     assert p.stdout == ''
     assert gw.store.totals() == (0, 0, 0)
 
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 4 MiB tmpfs (root only: skipped where it cannot be mounted)."""
+    d = tmp_path / 'small'
+    d.mkdir()
+    if subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', d],
+                      capture_output=True).returncode != 0:
+        pytest.skip('cannot mount a tmpfs here (needs root)')
+    yield d
+    subprocess.run(['umount', d], check=True)
+
+
+def test_spool_out_of_space_fails_cleanly_before_sending(gw, pki, big, small_fs):
+    """ENOSPC while staging a large payload: push says the spool has no
+    space left and exits 1; nothing is sent or stored, and the spool
+    filesystem is empty again (anonymous files)."""
+    mid = new_id()
+    p = ps.push(gw.url, pki, mid, '--spool-dir', small_fs, action='urn:as4gw:dev:Secure',
+                payloads=[big], sign='sender', encrypt='gateway')
+    assert p.returncode == 1
+    assert 'spool: no space left' in p.stderr, p.stderr
+    assert p.stdout == ''
+    assert gw.store.totals() == (0, 0, 0)
+    assert os.listdir(small_fs) == []
+    st = os.statvfs(small_fs)
+    assert st.f_bfree == st.f_blocks
