@@ -17,15 +17,21 @@
  * This file loads the inputs, sends and judges the answer; the command line
  * is parsed in cli_push_opts.c and the message built in cli_push_msg.c
  * (shared types in cli_push_int.h).
+ *
+ * Payload files of --spool-threshold bytes or more take the large path
+ * (issue 14): never read into memory, they are staged per message into
+ * spool files (cli_push_stage.c), encrypted in chunks (sender_gcm.c) and
+ * sent — or written by --write-requests / --save-request — from the body's
+ * ranges (cli_push_body.c) through libcurl's read callback.
  */
 #include "cli_push_int.h"
 
 #include <getopt.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include <zlib.h>
 
