@@ -1,11 +1,13 @@
 /*
  * cli_push_int.h — internal to `as4gw push` (cli_push.c, cli_push_opts.c,
- * cli_push_msg.c): the parsed command line, one built message, and the
- * functions the three files call across.  Not for other modules.
+ * cli_push_msg.c, and for large payloads cli_push_stage.c and
+ * cli_push_body.c): the parsed command line, one built message, and the
+ * functions the files call across.  Not for other modules.
  *
  * Ownership: every pointer in struct cli_push_opts and struct cli_push_msg
  * points into the arena given to cli_push_options() / cli_push_build() (or is
- * released by a cleanup registered on it); nothing here is freed by hand.
+ * released by a cleanup registered on it: a large message's spool, whose
+ * mappings its body's ranges point into); nothing here is freed by hand.
  */
 #ifndef AS4GW_CLI_PUSH_INT_H
 #define AS4GW_CLI_PUSH_INT_H
