@@ -33,28 +33,32 @@ struct cli_push_body {
 /*
  * RFC 2046 5.1.1: the data of a part must not hold a line that starts
  * with the delimiter.  The same rule as mime_write's check, which sees
- * only the markers: line starts of [p, p + len), read in order and
- * released behind.  1 clash, 0 none.
+ * only the markers: the line starts of [p, p + len), scanned a
+ * SPOOL_CHUNK at a time (a part without line ends is not read whole at
+ * once) and released behind.  1 clash, 0 none.
  */
 static int
 cli_push_body_clash(const unsigned char *p, size_t len, const char *delim,
     size_t dlen)
 {
-	const unsigned char *q = p, *end = p + len, *rel = p, *nl;
-	size_t k;
+	const unsigned char *end = p + len, *c, *cend, *q, *nl;
+	int start = 1; /* the byte at q begins a line */
 
-	while (q < end) {
-		if ((size_t)(end - q) >= dlen && memcmp(q, delim, dlen) == 0)
-			return 1;
-		nl = memchr(q, '\n', (size_t)(end - q));
-		q = nl == NULL ? end : nl + 1;
-		if ((size_t)(q - rel) >= SPOOL_CHUNK) {
-			k = (size_t)(q - rel) & ~(SPOOL_CHUNK - 1);
-			spool_done(rel, k);
-			rel += k;
+	for (c = p; c < end; c = cend) {
+		cend = c + ((size_t)(end - c) < SPOOL_CHUNK ? (size_t)(end - c) :
+		    SPOOL_CHUNK);
+		for (q = c; q < cend; q = nl + 1, start = 1) {
+			if (start && (size_t)(end - q) >= dlen &&
+			    memcmp(q, delim, dlen) == 0)
+				return 1;
+			nl = memchr(q, '\n', (size_t)(cend - q));
+			if (nl == NULL) {
+				start = 0;
+				break;
+			}
 		}
+		spool_done(c, (size_t)(cend - c));
 	}
-	spool_done(rel, (size_t)(end - rel));
 	return 0;
 }
 
