@@ -191,6 +191,7 @@ class Gateway:
             return self.proc.returncode if self.proc else 0
         if Gateway.spool_dir_of(self) is not None:
             self.spool_left = wait_no_spool_fds(self, Gateway.spool_dir_of(self))
+            self.spooled_requests = spooled_requests(self)
         self.proc.send_signal(signal.SIGTERM)
         try:
             rc = self.proc.wait(timeout=30)
@@ -310,10 +311,25 @@ def spool_side(request, tmp_path):
         Gateway.default_limits = ''
         Gateway.spooled = None
         Gateway.spooled_dir = None
+    spooled = 0
     for gw in made:
-        left = gw.spool_left if gw.proc is None or gw.proc.poll() is not None \
-            else wait_no_spool_fds(gw, str(d))
+        running = gw.proc is not None and gw.proc.poll() is None
+        left = wait_no_spool_fds(gw, str(d)) if running else gw.spool_left
         assert not left, f'spool files left open: {left}'
+        spooled += spooled_requests(gw) if running else \
+            getattr(gw, 'spooled_requests', 0)
+    # the spooled side did go through the spool (as4gw_spooled_requests_total)
+    assert not made or spooled > 0, 'no request was spooled'
+
+
+def spooled_requests(gw):
+    """as4gw_spooled_requests_total of a running gateway (0 if unreadable)."""
+    try:
+        text = gw.get('/metrics').body.decode()
+    except OSError:
+        return 0
+    m = re.search(r'^as4gw_spooled_requests_total (\d+)', text, re.M)
+    return int(m.group(1)) if m else 0
 
 
 def wait_no_spool_fds(gw, spool_dir, timeout=3.0):

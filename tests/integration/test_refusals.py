@@ -204,7 +204,6 @@ def test_start_fallback_root_not_soap(gateway):
     assert_nothing_stored(gateway)
 
 
-@pytest.mark.usefixtures('spool_side')   # issue 14: both sides
 def test_content_length_over_cap(gateway_factory):
     """NEGATIVE-CASES 1: refused before the body is read."""
     gw = gateway_factory(limits='<maxBodyBytes>65536</maxBodyBytes>').start()
