@@ -286,6 +286,33 @@ def test_enospc_decoding_a_part_is_503(gateway_factory, tmp_path, small_spool):
     assert_still_serves(gw)
 
 
+def test_enospc_mid_body_with_content_length_is_503(gateway_factory, tmp_path, small_spool):
+    """Two pushes of 3 MiB declared each on a 4 MiB spool: both pass the
+    up-front check (nothing is written yet), then their bodies, sent in
+    turns, fill it: the one that hits ENOSPC reads the rest of its body and
+    gets 503 + Retry-After; nothing of it is stored, the usage is back."""
+    gw, spool = spooled_gw(gateway_factory, tmp_path, spool_dir=small_spool)
+    before = used_blocks(spool)
+    msgs = [user_message(new_id(), payload=os.urandom(3 * MIB)) for _ in range(2)]
+    socks = [raw_post_head(gw.port, length=len(b), ctype=ct) for ct, b in msgs]
+    step = 256 << 10
+    for off in range(0, max(len(b) for _, b in msgs), step):
+        for s, (_, b) in zip(socks, msgs):
+            if off < len(b):
+                s.sendall(b[off:off + step])
+    answers = [read_answer(s) for s in socks]
+    for s in socks:
+        s.close()
+    statuses = sorted(a.status for a in answers)
+    assert 503 in statuses and set(statuses) <= {200, 503}, answers
+    for a in answers:
+        assert a.status == 200 and a.is_receipt or a.headers.get('Retry-After'), a
+    assert gw.store.totals() == (statuses.count(200),) * 3
+    no_spool_left(gw, spool)
+    assert used_blocks(spool) == before
+    assert_still_serves(gw)
+
+
 @pytest.mark.parametrize('reserve', [0, 3 * MIB], ids=['over-free-space', 'into-reserve'])
 def test_declared_body_without_room_is_503_at_once(gateway_factory, tmp_path, small_spool,
                                                    reserve):
