@@ -12,16 +12,11 @@
 
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "../spool/spool.h"
 #include "../util/codec.h"
 
 /* What a spooled decoder collects before it writes. */
 #define MIME_OUT_BUF ((size_t)64 << 10)
-/* base64 characters a spooled decode handles per EVP_DecodeBlock() call
- * (a multiple of 4) */
-#define MIME_B64_STAGE ((size_t)8 << 10)
 
 /* Decoded output: the whole of it in the arena, or a spool file. */
 struct mime_out {
@@ -121,19 +116,17 @@ mime_b64_bad(struct err *err)
 }
 
 /*
- * base64 into a spool file: the checks of mime_base64() in the same pass
- * as the decoding, MIME_B64_STAGE characters at a time.  The last quantum
- * stays staged until the end, so the padding ("=" only there) is decoded
- * with it and cut off, as codec_unbase64() does.
+ * The checks of Content-Transfer-Encoding: base64 (RFC 2045 6.8) before
+ * any decoding: whitespace is ignored; any other character outside the
+ * alphabet, "=" anywhere but the end, more than two of them, or a length
+ * that is not a multiple of 4 is EBMS:0007.  Reads front to back with
+ * spool_done() behind.
  */
 static int
-mime_b64_spool(const unsigned char *p, size_t len, struct mime_out *o,
-    struct err *err)
+mime_b64_check(const unsigned char *p, size_t len, struct err *err)
 {
-	unsigned char st[MIME_B64_STAGE], dec[MIME_B64_STAGE / 4 * 3];
 	const unsigned char *rel = p, *end = p + len;
-	size_t n = 0, pad = 0, k = 0;
-	int got;
+	size_t n = 0, pad = 0;
 
 	for (; p < end; p++) {
 		mime_done_behind(&rel, p);
@@ -144,55 +137,52 @@ mime_b64_spool(const unsigned char *p, size_t len, struct mime_out *o,
 		else if (pad > 0 || !mime_is_b64(*p))
 			return mime_b64_bad(err);
 		n++;
-		st[k++] = *p;
-		if (k < MIME_B64_STAGE)
-			continue;
-		got = EVP_DecodeBlock(dec, st, (int)(k - 4));
-		if (got < 0 || mime_out_put(o, dec, (size_t)got, err) == -1)
-			return got < 0 ? mime_b64_bad(err) : -1;
-		memmove(st, st + k - 4, 4);
-		k = 4;
 	}
 	if (pad > 2 || n % 4 != 0)
 		return mime_b64_bad(err);
-	if (k == 0)
-		return 0;
-	got = EVP_DecodeBlock(dec, st, (int)k);
-	if (got < (int)pad)
-		return mime_b64_bad(err);
-	return mime_out_put(o, dec, (size_t)got - pad, err);
+	return 0;
+}
+
+/* codec_unbase64_sink()'s sink: decoded octets into the spool output. */
+struct mime_b64_sink {
+	struct mime_out *o;
+	struct err *err;
+};
+
+static int
+mime_b64_put(void *arg, const unsigned char *p, size_t n)
+{
+	struct mime_b64_sink *k = arg;
+
+	return mime_out_put(k->o, p, n, k->err);
 }
 
 /*
- * Content-Transfer-Encoding: base64 (RFC 2045 6.8).  Whitespace is ignored;
- * any other character outside the alphabet, "=" anywhere but the end, or a
- * length that is not a multiple of 4 is EBMS:0007.
+ * Content-Transfer-Encoding: base64, checked (mime_b64_check), then
+ * decoded by the one base64 decoder (util/codec): whole into the arena,
+ * or, for a part the bound spool wants, in pieces into a spool file
+ * (codec_unbase64_sink, spool_done() behind it).
  */
 static int
 mime_base64(struct arena *a, const unsigned char *p, size_t len,
     struct mime_part *part, struct err *err)
 {
 	unsigned char *out = NULL;
-	size_t i, n = 0, pad = 0, outlen = 0;
+	size_t outlen = 0;
 	struct mime_out o;
+	struct mime_b64_sink k = { &o, err };
 
+	if (mime_b64_check(p, len, err) == -1)
+		return -1;
 	if (spool_want(spool_bound(), len / 4 * 3)) {
-		if (mime_out_open(a, len / 4 * 3, &o, err) == -1 ||
-		    mime_b64_spool(p, len, &o, err) == -1)
+		if (mime_out_open(a, len / 4 * 3, &o, err) == -1)
 			return -1;
+		if (codec_unbase64_sink((const char *)p, len, mime_b64_put,
+		    spool_done, &k) == -1)
+			return err->kind != ERR_NONE ? -1 : err_set(err,
+			    ERR_INTERNAL, NULL, "could not decode base64 part");
 		return mime_out_finish(&o, part, err);
 	}
-	for (i = 0; i < len; i++) {
-		if (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n')
-			continue;
-		if (p[i] == '=')
-			pad++;
-		else if (pad > 0 || !mime_is_b64(p[i]))
-			break;
-		n++;
-	}
-	if (i < len || pad > 2 || n % 4 != 0)
-		return mime_b64_bad(err);
 	if (codec_unbase64(a, (const char *)p, len, &out, &outlen) == -1)
 		return err_set(err, ERR_INTERNAL, NULL,
 		    "could not decode base64 part");

@@ -21,7 +21,7 @@ def sgw(request, tmp_path_factory, pki, apki):  # noqa: F811
     spool.mkdir()
     gw = Gateway(d, pki, make_dsn(request.param, d),
                  legs=ta.ATTACK_LEGS.replace('{apki}', str(apki)),
-                 limits=spool_limits(spool)).start()
+                 limits=ta.ATTACK_LIMITS + spool_limits(spool)).start()
     gw.spool = str(spool)
     yield gw
     rc = gw.stop()

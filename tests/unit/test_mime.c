@@ -473,14 +473,14 @@ test_b64_both_ways(struct arena *a, size_t nraw)
 	free(enc);
 }
 
-/* Lengths around the spooled decoder's 8 KiB stage (the padding falling
- * into the last quantum of a full stage, or just after it) and a larger
- * one over many stages. */
+/* Lengths around the spooled decoder's piece (CODEC_B64_PIECE clean
+ * characters: the padding at the end of a full piece, or just after it)
+ * and one over several pieces. */
 static void
 test_b64_spooled_lengths(void **state)
 {
-	static const size_t lens[] = { 0, 1, 2, 3, 6141, 6142, 6143, 6144,
-		6145, 12285, 12288, 12290, 200001 };
+	static const size_t lens[] = { 0, 1, 2, 3, 786430, 786431, 786432,
+		786433, 786435, 2500001 };
 	size_t i;
 
 	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
