@@ -201,6 +201,12 @@ cli_pmode_print_leg(const struct conf *c, const struct pmode_leg *l,
 	if (l->agreement != NULL)
 		(void)printf(", agreement %s", l->agreement);
 	cli_pmode_security(c, l, gl);
+	/* issue 14 item 4: the body cap that applies to the leg */
+	(void)printf(", max body %llu bytes (%s)", l->max_body_bytes != 0 &&
+	    l->max_body_bytes < c->limits.max_body_bytes ?
+	    (unsigned long long)l->max_body_bytes :
+	    (unsigned long long)c->limits.max_body_bytes,
+	    l->max_body_bytes != 0 ? "leg" : "gateway");
 	/* README "Business-level duplicates" */
 	(void)printf(", business duplicates %s",
 	    l->business_duplicates == CONF_BUSINESS_REFUSE ? "refuse" :

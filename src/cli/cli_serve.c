@@ -230,7 +230,9 @@ cli_limits_differ(const struct conf_limits *a, const struct conf_limits *b)
 	    a->max_xml_attributes != b->max_xml_attributes ||
 	    a->max_envelope_bytes != b->max_envelope_bytes ||
 	    a->max_sbdh_value_bytes != b->max_sbdh_value_bytes ||
-	    a->header_timeout_s != b->header_timeout_s;
+	    a->header_timeout_s != b->header_timeout_s ||
+	    a->spool_threshold_bytes != b->spool_threshold_bytes ||
+	    a->spool_reserve_bytes != b->spool_reserve_bytes;
 }
 
 /*
@@ -250,7 +252,8 @@ cli_keep_fixed(const struct conf *old, struct conf *c, struct buf *names)
 	if (cli_keep_str(&c->listen_host, old->listen_host, "listen", names) == -1 ||
 	    cli_keep_str(&c->tls_cert, old->tls_cert, "tls certificate", names) == -1 ||
 	    cli_keep_str(&c->tls_key, old->tls_key, "tls key", names) == -1 ||
-	    cli_keep_str(&c->store_dsn, old->store_dsn, "store", names) == -1)
+	    cli_keep_str(&c->store_dsn, old->store_dsn, "store", names) == -1 ||
+	    cli_keep_str(&c->spool_dir, old->spool_dir, "spoolDir", names) == -1)
 		return -1;
 	if (c->threads != old->threads && cli_name(names, "threads") == -1)
 		return -1;

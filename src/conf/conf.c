@@ -419,6 +419,7 @@ conf_new(const char *path)
 	c->listen_port = 8080;
 	c->http_path = strdup("/as4");
 	c->store_dsn = strdup("sqlite:var/as4gw.db");
+	c->spool_dir = strdup("/var/tmp");
 	c->threads = 4;
 	c->retention_days = 30;
 	c->retry_window_days = 7;
@@ -427,7 +428,7 @@ conf_new(const char *path)
 	conf_revocation_default(&c->revocation);
 	conf_limits_default(&c->limits);
 	if (c->path == NULL || c->listen_host == NULL || c->http_path == NULL ||
-	    c->store_dsn == NULL) {
+	    c->store_dsn == NULL || c->spool_dir == NULL) {
 		conf_free(c);
 		c = NULL;
 	}
@@ -504,6 +505,7 @@ conf_free(struct conf *c)
 	free(c->listen_host);
 	free(c->http_path);
 	free(c->store_dsn);
+	free(c->spool_dir);
 	free(c->tls_cert);
 	free(c->tls_key);
 	conf_keys_signing_free(c->signing, c->n_signing);

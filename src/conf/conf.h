@@ -225,12 +225,17 @@ struct pmode_leg {
 	 * EBMS:0101 under both. */
 	enum conf_policy revocation;
 	int retention_days;           /* 0 = the gateway default */
+	/* <maxBodyBytes> of the leg (issue 14 item 4): a body larger than
+	 * this is refused with 413 once the message matched the leg; 0 =
+	 * only the gateway's limits/maxBodyBytes */
+	uint64_t max_body_bytes;
 	struct conf_peppol *peppol;   /* owned; NULL = not a Peppol leg */
 	enum conf_business business_duplicates; /* default CONF_BUSINESS_FLAG */
 };
 
 struct conf_limits {
-	size_t max_body_bytes;          /* maxBodyBytes, default 32 MiB */
+	size_t max_body_bytes;          /* maxBodyBytes, default 8 GiB (a leg may cap lower:
+	                                 * pmode_leg.max_body_bytes) */
 	unsigned connection_timeout_s;  /* connectionTimeoutSeconds, default 30 */
 	unsigned request_deadline_s;    /* requestDeadlineSeconds, default 120 */
 	unsigned per_ip_connections;    /* perIpConnections, default 32 */
@@ -261,6 +266,14 @@ struct conf_limits {
 	                                 * output passes 1 MiB, default 1000 */
 	size_t max_decompressed_total_bytes; /* maxDecompressedTotalBytes: all parts of a
 	                                 * message, default 8 GiB */
+	/* issue 14: a body of spoolThresholdBytes or more (declared, or grown
+	 * to it) is written to a spool file in conf.spool_dir instead of
+	 * memory, and so is a decoded part that large; spooled bytes do not
+	 * count against requestMemoryBytes */
+	size_t spool_threshold_bytes;   /* spoolThresholdBytes, default 1 MiB; 0 = spool every body */
+	size_t spool_reserve_bytes;     /* spoolReserveBytes: free space the spool filesystem keeps
+	                                 * (a declared body that would eat into it: 503 at once),
+	                                 * default 256 MiB; 0 allowed */
 };
 
 /* <revocation>: the live revocation engine's limits (issue 12 item 2);
@@ -293,6 +306,9 @@ struct conf {
 	int listen_port;         /* default 8080 */
 	char *http_path;         /* default /as4 */
 	char *store_dsn;         /* default sqlite:var/as4gw.db */
+	char *spool_dir;         /* <limits><spoolDir>, default /var/tmp (resolved like
+	                          * the store file); serve checks at start that it is
+	                          * a writable directory */
 	unsigned threads;        /* default 4 */
 	char *tls_cert;          /* NULL = plain HTTP */
 	char *tls_key;

@@ -74,13 +74,19 @@ static const struct conf_limit_def conf_limit_defs[] = {
 	{ "maxDecompressedTotalBytes",
 	    offsetof(struct conf_limits, max_decompressed_total_bytes), 1,
 	    1024, 1ULL << 40 },
+	{ "spoolThresholdBytes",
+	    offsetof(struct conf_limits, spool_threshold_bytes), 1, 0,
+	    1ULL << 36 },
+	{ "spoolReserveBytes",
+	    offsetof(struct conf_limits, spool_reserve_bytes), 1, 0,
+	    1ULL << 50 },
 };
 
 /* Fill lim with the defaults documented in conf.h. */
 void
 conf_limits_default(struct conf_limits *lim)
 {
-	lim->max_body_bytes = 32u * 1024u * 1024u;
+	lim->max_body_bytes = (size_t)8 << 30;
 	lim->connection_timeout_s = 30;
 	lim->request_deadline_s = 120;
 	lim->per_ip_connections = 32;
@@ -99,6 +105,8 @@ conf_limits_default(struct conf_limits *lim)
 	lim->max_decompressed_bytes = (size_t)8 << 30;
 	lim->max_decompression_ratio = 1000;
 	lim->max_decompressed_total_bytes = (size_t)8 << 30;
+	lim->spool_threshold_bytes = (size_t)1 << 20;
+	lim->spool_reserve_bytes = (size_t)256 << 20;
 }
 
 /* Host part of a listen address: a name or IPv4 (v6 == 0), or the inside of
@@ -266,6 +274,34 @@ conf_store(const struct conf_ctx *x, const xmlNode *gw)
 	return 0;
 }
 
+/*
+ * <limits><spoolDir> (issue 14): where request bodies and large decoded
+ * parts are spooled; a relative name is the config directory's, like the
+ * store file.  That it is a writable directory is serve's start-up check
+ * (http_start), not the load's: pmode-check may run elsewhere.
+ */
+static int
+conf_spool_dir(const struct conf_ctx *x, const xmlNode *limits)
+{
+	char *dir = NULL;
+	int r = conf_text(x, limits, "spoolDir", &dir);
+
+	if (r != 1)
+		return r;
+	if (dir[0] == '\0') {
+		free(dir);
+		return conf_fail(x, xml_child(limits, CONF_NS, "spoolDir"),
+		    "spoolDir is empty");
+	}
+	if (conf_resolve_in_place(x, &dir) == -1) {
+		free(dir);
+		return -1;
+	}
+	free(x->c->spool_dir);
+	x->c->spool_dir = dir;
+	return 0;
+}
+
 /* <limits>: each key optional, range-checked, written over the default. */
 static int
 conf_limits(const struct conf_ctx *x, const xmlNode *gw)
@@ -295,7 +331,7 @@ conf_limits(const struct conf_ctx *x, const xmlNode *gw)
 		return conf_fail(x, n, "perIpConnections (%u) exceeds "
 		    "maxConnections (%u)", lim->per_ip_connections,
 		    lim->max_connections);
-	return 0;
+	return conf_spool_dir(x, n);
 }
 
 /* <retentionDays> and <partnerRetryWindowDays> of the gateway. */

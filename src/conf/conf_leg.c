@@ -517,13 +517,39 @@ conf_leg_open(const struct conf_ctx *x, const xmlNode *node,
 	return 0;
 }
 
+/*
+ * <retentionDays> (not shorter than the retry window) and <maxBodyBytes>
+ * (issue 14 item 4: the leg's own body cap, within the gateway's range)
+ * of a leg.
+ */
+static int
+conf_leg_numbers(const struct conf_ctx *x, const xmlNode *node,
+    struct pmode_leg *leg)
+{
+	unsigned long long v;
+	int r;
+
+	r = conf_uint(x, node, "retentionDays", 1, CONF_DAYS_MAX, &v);
+	if (r == -1)
+		return -1;
+	if (r == 1)
+		leg->retention_days = (int)v;
+	if (r == 1 && leg->retention_days < x->c->retry_window_days)
+		return conf_fail(x, xml_child(node, CONF_NS, "retentionDays"),
+		    "pmode \"%s\": retentionDays (%d) is shorter than "
+		    "partnerRetryWindowDays (%d)", leg->id, leg->retention_days,
+		    x->c->retry_window_days);
+	r = conf_uint(x, node, "maxBodyBytes", 1024, 1ULL << 36, &v);
+	if (r == 1)
+		leg->max_body_bytes = v;
+	return r == -1 ? -1 : 0;
+}
+
 /* One <pmode> element into leg. */
 static int
 conf_leg_one(struct conf_ctx *x, const xmlNode *node, struct pmode_leg *leg)
 {
 	xmlNodePtr sec = xml_child(node, CONF_NS, "security");
-	unsigned long long v;
-	int r;
 
 	leg->signing = CONF_REQUIRED;
 	leg->encryption = CONF_OPTIONAL;
@@ -546,17 +572,7 @@ conf_leg_one(struct conf_ctx *x, const xmlNode *node, struct pmode_leg *leg)
 	    conf_leg_business(x, node, leg) == -1 ||
 	    conf_leg_open(x, node, leg) == -1)
 		return -1;
-	r = conf_uint(x, node, "retentionDays", 1, CONF_DAYS_MAX, &v);
-	if (r == -1)
-		return -1;
-	if (r == 1)
-		leg->retention_days = (int)v;
-	if (r == 1 && leg->retention_days < x->c->retry_window_days)
-		return conf_fail(x, xml_child(node, CONF_NS, "retentionDays"),
-		    "pmode \"%s\": retentionDays (%d) is shorter than "
-		    "partnerRetryWindowDays (%d)", leg->id, leg->retention_days,
-		    x->c->retry_window_days);
-	return 0;
+	return conf_leg_numbers(x, node, leg);
 }
 
 /* Every <pmode> of the root into c->legs. */

@@ -720,6 +720,20 @@ gateway_answer_error(const struct gateway *gw, const struct wss_key *key,
 	return buf_puts(&ans->body, "internal error\n");
 }
 
+/* The leg's own <maxBodyBytes> (issue 14 item 4), checked as soon as the
+ * leg is known and before any work on the message: over it 413. */
+static int
+gateway_leg_cap(const struct pmode_leg *leg, const struct gateway_request *req,
+    struct err *err)
+{
+	if (leg->max_body_bytes == 0 || req->len <= leg->max_body_bytes)
+		return 0;
+	err_http(err, 413, "request body too large for its P-Mode");
+	err_detail(err, "pmode \"%s\" maxBodyBytes %llu", leg->id,
+	    (unsigned long long)leg->max_body_bytes);
+	return -1;
+}
+
 int
 gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
     const struct gateway_request *req, struct gateway_answer *ans)
@@ -745,7 +759,8 @@ gateway_receive(const struct gateway *gw, struct store *s, struct arena *a,
 		ans->from_party = conf_from_name(a, leg, um->from.n_ids == 1 ?
 		    um->from.ids[0].type : NULL, um->from.n_ids == 1 ?
 		    um->from.ids[0].value : NULL);
-		secured = gateway_secure(gw, a, &env, um,
+		secured = gateway_leg_cap(leg, req, &ans->err) == 0 &&
+		    gateway_secure(gw, a, &env, um,
 		    &gw->legs[leg - gw->conf->legs], &sec, &ans->err) == 0;
 		ans->decrypt_retiring = sec.decrypted_retiring;
 		if (secured &&

@@ -469,8 +469,10 @@ http_completed_log(const struct http_req *r, enum MHD_RequestTerminationCode toe
 	} else if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && r->status == 0) {
 		lr.error = toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ?
 		    "connection timed out" : "connection closed";
+	} else if (r->body_err.kind != ERR_NONE) {
+		lr.error = r->body_err.msg;   /* no spool space (issue 14) */
 	}
-	lr.bytes_in = (int64_t)(r->body.len + r->discarded);
+	lr.bytes_in = (int64_t)(r->body_bytes + r->discarded);
 	lr.ms = ms;
 	if (strcmp(lr.outcome, "health") != 0 && strcmp(lr.outcome, "ready") != 0 &&
 	    strcmp(lr.outcome, "metrics") != 0)
@@ -497,6 +499,7 @@ http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		http_completed_log(r, toe, cut, ms);
 	metrics_request_ms(ms);
 	buf_free(&r->body);
+	http_spool_free(r);        /* refused, cut or aborted mid-body */
 	arena_free(r->arena);
 	http_gen_put(srv, r->gen);
 	free(r);
@@ -666,6 +669,7 @@ http_server_new(struct conf *conf, struct gateway *gw, struct err *err)
 	atomic_init(&srv->stopping, 0);
 	srv->limits = conf->limits;
 	if ((srv->store_dsn = strdup(conf->store_dsn)) == NULL ||
+	    (srv->spool_dir = strdup(conf->spool_dir)) == NULL ||
 	    (srv->gen = http_gen_new(conf, gw)) == NULL) {
 		http_stop(srv, 0);
 		err_set(err, ERR_INTERNAL, NULL, "out of memory");
@@ -685,6 +689,8 @@ http_start(struct conf *conf, struct gateway *gw, struct http_server **ret,
 
 	if (srv == NULL)
 		return -1;
+	if (http_spool_check(srv->spool_dir, err) == -1)
+		goto fail;
 	if (http_guard_new(conf->limits.header_timeout_s,
 	    conf->limits.request_deadline_s, &srv->guard, err) == -1)
 		goto fail;
@@ -771,5 +777,6 @@ http_stop(struct http_server *srv, unsigned drain_ms)
 	free(srv->tls_cert_pem);
 	free(srv->tls_key_pem);
 	free(srv->store_dsn);
+	free(srv->spool_dir);
 	free(srv);
 }

@@ -14,9 +14,12 @@
 
 #include "../util/arena.h"
 #include "../util/buf.h"
+#include "../util/err.h"
 #include "http.h"
 
 struct MHD_Connection;
+struct spool;
+struct spool_file;
 
 /* One store connection per worker thread, opened on first use. */
 struct http_store_slot {
@@ -41,6 +44,7 @@ struct http_server {
 	struct http_gen *gen;      /* current; new requests take it */
 	struct conf_limits limits; /* fixed at start, like the daemon's options */
 	char *store_dsn;           /* fixed at start: the worker connections' */
+	char *spool_dir;           /* fixed at start: <limits><spoolDir> */
 	struct http_guard *guard;
 	atomic_int inflight;
 	atomic_int stopping;       /* set by http_stop: answers close the connection */
@@ -60,6 +64,10 @@ struct http_server {
  * failing the pushes that arrive, and each one renews it. */
 #define HTTP_READY_FAIL_MS 5000
 
+/* The Retry-After of a push refused for want of spool space (issue 14):
+ * the gateway's for a store that cannot commit. */
+#define HTTP_SPOOL_RETRY_AFTER_S 5
+
 /* Note one push's store result for /readyz (http.c). */
 void http_ready_note(struct http_server *srv, int store_failed);
 
@@ -69,7 +77,15 @@ struct http_req {
 	struct http_gen *gen;      /* bound at the head, again at the body's end */
 	struct http_guard_conn *gc;
 	struct arena *arena;
-	struct buf body;
+	struct buf body;           /* the body while it is small (in memory) */
+	/* issue 14: the body once it is large (http_spool.c): its spool
+	 * and the one file it is written to; NULL while in memory */
+	struct spool *spool;
+	struct spool_file *spool_f;
+	uint64_t body_bytes;       /* body bytes read (kept or dropped), for the log */
+	/* the body could not be kept (the spool ran out of space: ERR_STORE):
+	 * the rest is read and dropped, the answer comes at its end */
+	struct err body_err;
 	int64_t start_ms;
 	uint64_t discarded;        /* body bytes read and dropped (http_discard) */
 	int discard;               /* reading a body to drop it, answer after */
@@ -124,5 +140,39 @@ int http_body_to_discard(struct MHD_Connection *conn, const struct http_req *r);
 
 /* Drop a chunk of such a body; 0 ok, -1 over maxBodyBytes (close). */
 int http_discard(struct http_req *r, size_t len);
+
+/*
+ * ---- http_spool.c (issue 14) ----------------------------------------------
+ *
+ * At the head of a push: a declared body of spoolThresholdBytes or more
+ * goes to a spool file.  0 ok (r->spool set), -1 refused at once: err
+ * ERR_STORE (no room on the spool filesystem beyond spoolReserveBytes:
+ * 503 + Retry-After) or ERR_INTERNAL (the spool directory failed).
+ */
+int http_spool_begin(struct http_req *r, uint64_t declared, struct err *err);
+
+/*
+ * Keep a piece of body: in memory, or in the spool file once the body
+ * reached the threshold (a body without Content-Length moves there when
+ * it grows to it).  0 ok, -1 err (ERR_STORE: no space left; the caller
+ * drops the rest and answers 503 at the end).
+ */
+int http_spool_append(struct http_req *r, const char *data, size_t len,
+    struct err *err);
+
+/*
+ * The whole body, in memory or mapped (spool_map): *ret_body, *ret_len
+ * valid until http_spool_free().  0, or -1 err.
+ */
+int http_spool_body(struct http_req *r, const unsigned char **ret_body,
+    size_t *ret_len, struct err *err);
+
+/* Free the request's spool (every file: the kernel frees them); again is
+ * a no-op.  Also called from the request-completed callback. */
+void http_spool_free(struct http_req *r);
+
+/* At start: spoolDir is a directory the gateway can create (anonymous)
+ * files in; -1 ERR_CONF naming it (serve's start-up error). */
+int http_spool_check(const char *dir, struct err *err);
 
 #endif

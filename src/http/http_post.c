@@ -16,6 +16,7 @@
 #include <microhttpd.h>
 
 #include "../metrics/metrics.h"
+#include "../spool/spool.h"
 #include "../util/clock.h"
 #include "../util/fault.h"
 #include "../util/log.h"
@@ -37,6 +38,7 @@ http_post_refuse(struct MHD_Connection *conn, struct http_req *r, int status,
 	r->refusal = why;
 	r->outcome = "error";
 	buf_free(&r->body);
+	http_spool_free(r);
 	metrics_message("error", NULL, status);
 	(void)snprintf(text, sizeof(text), "%s\n", why);
 	return http_respond_text(conn, r, status, text);
@@ -58,9 +60,35 @@ http_post_length(struct MHD_Connection *conn, unsigned long long *ret)
 }
 
 /*
+ * No room to spool the body (ERR_STORE): 503 + Retry-After, which AS4
+ * senders retry after; anything else about the spool is a 500.  Nothing
+ * is stored either way.
+ */
+static int
+http_post_spool_refuse(struct MHD_Connection *conn, struct http_req *r)
+{
+	static const char busy[] = "service temporarily unavailable\n";
+	const struct err *err = &r->body_err;
+
+	r->refusal = err->msg;
+	r->outcome = "error";
+	http_spool_free(r);
+	buf_free(&r->body);
+	if (err->kind != ERR_STORE) {
+		metrics_message("error", NULL, 500);
+		return http_respond_text(conn, r, 500, "internal error\n");
+	}
+	metrics_message("error", NULL, 503);
+	return http_respond(conn, r, 503, "text/plain; charset=utf-8", busy,
+	    sizeof(busy) - 1, HTTP_SPOOL_RETRY_AFTER_S);
+}
+
+/*
  * First call for a POST: refuse a declared body over the cap before reading
  * it.  Not drained: reading more than maxBodyBytes is not cheap, and nginx
  * (client_max_body_size = maxBodyBytes) never passes such a request on.
+ * A declared body of spoolThresholdBytes or more goes to a spool file; no
+ * room for it there is a 503 at once, before any of it is read (issue 14).
  */
 static int
 http_post_begin(struct MHD_Connection *conn, struct http_req *r)
@@ -70,10 +98,19 @@ http_post_begin(struct MHD_Connection *conn, struct http_req *r)
 
 	if (declared == -1 || (declared == 1 && n > r->body.limit))
 		return http_post_refuse(conn, r, 413, "request body too large");
+	if (declared == 1 && http_spool_begin(r, n, &r->body_err) == -1) {
+		r->refused = 1;
+		return http_post_spool_refuse(conn, r);
+	}
 	return 0;
 }
 
-/* A chunk of body: keep it within the cap and the request deadline. */
+/*
+ * A chunk of body: keep it within the cap and the request deadline.  When
+ * the spool runs out of space mid-body (ENOSPC: ERR_STORE) the answer
+ * cannot be queued now (see http_post_refuse): the spool is freed, the
+ * rest is read and dropped, and http_post_end answers 503.
+ */
 static int
 http_post_chunk(struct MHD_Connection *conn, struct http_req *r,
     const char *data, size_t len)
@@ -84,8 +121,15 @@ http_post_chunk(struct MHD_Connection *conn, struct http_req *r,
 		return 0;
 	if (clock_mono_ms() - r->start_ms > deadline)
 		return http_post_refuse(conn, r, 408, "request deadline exceeded");
-	if (buf_append(&r->body, data, len) == -1)
+	r->body_bytes += len;
+	if (r->body_bytes > r->body.limit)
 		return http_post_refuse(conn, r, 413, "request body too large");
+	if (r->body_err.kind != ERR_NONE)
+		return 0;
+	if (http_spool_append(r, data, len, &r->body_err) == -1) {
+		http_spool_free(r);
+		buf_free(&r->body);
+	}
 	return 0;
 }
 
@@ -114,7 +158,7 @@ http_post_log(const struct http_req *r, const struct gateway_answer *ans,
 	lr.error = ans->err.kind != ERR_NONE ? ans->err.msg : NULL;
 	lr.detail = ans->err.detail[0] != '\0' ? ans->err.detail :
 	    (serr->kind != ERR_NONE ? serr->msg : NULL);
-	lr.bytes_in = (int64_t)r->body.len;
+	lr.bytes_in = (int64_t)r->body_bytes;
 	lr.ms = clock_mono_ms() - r->start_ms;
 	log_request(&lr);
 }
@@ -181,57 +225,89 @@ http_post_revocation_note(const struct http_req *r,
 	    "for the signer; accepted under revocation=\"prefer\"", fields, 4);
 }
 
-/* The whole body is in: run the AS4 pipeline and answer. */
+/*
+ * The pipeline's answer is out: metrics, /readyz news, the warning of a
+ * fail-open revocation and the request line.
+ */
+static void
+http_post_done(struct http_req *r, const struct gateway_answer *ans,
+    const struct err *serr)
+{
+	r->outcome = "logged";
+	metrics_message(ans->outcome, ans->ebms_code, ans->status);
+	if (ans->decrypt_retiring != NULL)
+		metrics_decrypt_retiring();
+	if (ans->business_mode != NULL)
+		metrics_business_duplicate(ans->business_mode);
+	/* a 503 for want of a revocation status is not the store's */
+	if (ans->status == 503 && ans->err.kind != ERR_UNAVAILABLE)
+		metrics_store_error();
+	if (ans->status == 503 && ans->err.kind != ERR_UNAVAILABLE)
+		http_post_store_failed(r);
+	else if (ans->outcome != NULL && (strcmp(ans->outcome, "new") == 0 ||
+	    strcmp(ans->outcome, "duplicate") == 0))
+		http_ready_note(r->srv, 0);
+	http_post_revocation_note(r, ans);
+	http_post_log(r, ans, serr);
+}
+
+/*
+ * Run the pipeline over the body (issue 14: a spooled body is its
+ * mapping, and the request's spool is bound to this thread for the
+ * length of gateway_receive(), then freed with everything in it).
+ */
 static int
-http_post_end(struct MHD_Connection *conn, struct http_req *r,
-    const char *url)
+http_post_run(struct MHD_Connection *conn, struct http_req *r)
 {
 	struct gateway_request greq = {0};
 	struct gateway_answer ans;
 	struct err serr = {0};
+	struct spool *was;
 	int rc, is_new;
 
-	if (r->late) {
-		/* nothing stored: the partner retries, on another instance or
-		 * after the restart */
-		r->outcome = "draining";
-		return http_respond(conn, r, 503, "text/plain; charset=utf-8",
-		    "shutting down\n", 14, 1);
-	}
-	if (!http_post_rebind(conn, r, url)) {
-		r->outcome = "error";
-		return http_respond_text(conn, r, 404, "not found\n");
-	}
+	if (http_spool_body(r, &greq.body, &greq.len, &r->body_err) == -1)
+		return http_post_spool_refuse(conn, r);
 	greq.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 	    MHD_HTTP_HEADER_CONTENT_TYPE);
-	greq.body = (const unsigned char *)(r->body.data != NULL ? r->body.data : "");
-	greq.len = r->body.len;
 	greq.peer = r->peer;
+	greq.spool = r->spool;
+	was = spool_bind(r->spool);
 	(void)gateway_receive(r->gen->gw, http_store(r->srv, &serr), r->arena,
 	    &greq, &ans);
+	(void)spool_bind(was);
 	is_new = ans.outcome != NULL && strcmp(ans.outcome, "new") == 0;
 	/* fault point: committed, the partner has not been answered */
 	if (is_new)
 		fault_point("http.after-commit");
 	rc = http_respond_answer(conn, r, &ans, is_new);
-	r->outcome = "logged";
-	metrics_message(ans.outcome, ans.ebms_code, ans.status);
-	if (ans.decrypt_retiring != NULL)
-		metrics_decrypt_retiring();
-	if (ans.business_mode != NULL)
-		metrics_business_duplicate(ans.business_mode);
-	/* a 503 for want of a revocation status is not the store's */
-	if (ans.status == 503 && ans.err.kind != ERR_UNAVAILABLE)
-		metrics_store_error();
-	if (ans.status == 503 && ans.err.kind != ERR_UNAVAILABLE)
-		http_post_store_failed(r);
-	else if (ans.outcome != NULL && (strcmp(ans.outcome, "new") == 0 ||
-	    strcmp(ans.outcome, "duplicate") == 0))
-		http_ready_note(r->srv, 0);
-	http_post_revocation_note(r, &ans);
-	http_post_log(r, &ans, &serr);
+	http_post_done(r, &ans, &serr);
 	buf_free(&ans.body);
+	http_spool_free(r);
 	return rc;
+}
+
+/* The whole body is in: run the AS4 pipeline and answer. */
+static int
+http_post_end(struct MHD_Connection *conn, struct http_req *r,
+    const char *url)
+{
+	if (r->late) {
+		/* nothing stored: the partner retries, on another instance or
+		 * after the restart */
+		r->outcome = "draining";
+		http_spool_free(r);
+		return http_respond(conn, r, 503, "text/plain; charset=utf-8",
+		    "shutting down\n", 14, 1);
+	}
+	/* the spool ran out of space mid-body: read to the end, now 503 */
+	if (r->body_err.kind != ERR_NONE)
+		return http_post_spool_refuse(conn, r);
+	if (!http_post_rebind(conn, r, url)) {
+		r->outcome = "error";
+		http_spool_free(r);
+		return http_respond_text(conn, r, 404, "not found\n");
+	}
+	return http_post_run(conn, r);
 }
 
 /* One access-handler call for POST on the AS4 path (http_int.h). */

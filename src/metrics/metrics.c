@@ -60,6 +60,7 @@ static atomic_llong metrics_purge_ok_ms;
 static atomic_llong metrics_inbox = -1, metrics_ready = -1, metrics_claimed = -1;
 static atomic_llong metrics_reload_ok, metrics_reload_failed;
 static atomic_llong metrics_retiring;
+static atomic_llong metrics_spool_requests, metrics_spool_bytes;
 /* the store's purge log; metrics_plog_known 0 = not read (not rendered) */
 static atomic_llong metrics_plog_runs[METRICS_PURGE_SOURCES]
     [METRICS_PURGE_OUTCOMES];
@@ -120,6 +121,8 @@ metrics_reset(void)
 	atomic_store(&metrics_reload_ok, 0);
 	atomic_store(&metrics_reload_failed, 0);
 	atomic_store(&metrics_retiring, 0);
+	atomic_store(&metrics_spool_requests, 0);
+	atomic_store(&metrics_spool_bytes, 0);
 	atomic_store(&metrics_start_ms, 0);
 	atomic_store(&metrics_rv_set, 0);
 	atomic_store(&metrics_rv_fail_open, 0);
@@ -285,6 +288,14 @@ void
 metrics_decrypt_retiring(void)
 {
 	atomic_fetch_add(&metrics_retiring, 1);
+}
+
+/* spooled_requests_total + requests, spooled_bytes_total + bytes. */
+void
+metrics_spooled(unsigned requests, uint64_t bytes)
+{
+	atomic_fetch_add(&metrics_spool_requests, (long long)requests);
+	atomic_fetch_add(&metrics_spool_bytes, (long long)bytes);
 }
 
 /* Free a certificate set and its strings. */
@@ -501,7 +512,13 @@ metrics_render_requests(struct buf *out)
 	    reloads, 2) == -1 ||
 	    metrics_one(out, "decryption_retiring_total", "counter",
 	    "Messages decrypted with a decryption pair marked retiring.",
-	    atomic_load(&metrics_retiring)) == -1)
+	    atomic_load(&metrics_retiring)) == -1 ||
+	    metrics_one(out, "spooled_requests_total", "counter",
+	    "Request bodies written to the spool directory (issue 14).",
+	    atomic_load(&metrics_spool_requests)) == -1 ||
+	    metrics_one(out, "spooled_bytes_total", "counter",
+	    "Request body bytes written to the spool directory.",
+	    atomic_load(&metrics_spool_bytes)) == -1)
 		return -1;
 	return 0;
 }

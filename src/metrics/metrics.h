@@ -114,6 +114,10 @@ void metrics_reload(int ok);
  * marked retiring (a partner still encrypts for it). */
 void metrics_decrypt_retiring(void);
 
+/* A request body spooled (issue 14): spooled_requests_total + requests,
+ * spooled_bytes_total + bytes. */
+void metrics_spooled(unsigned requests, uint64_t bytes);
+
 /* Gauges read from the store at scrape time; -1 = unknown (not printed). */
 void metrics_set_store(int64_t inbox_rows, int64_t delivery_ready,
     int64_t delivery_claimed);

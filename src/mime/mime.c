@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../util/codec.h"
+#include "../spool/spool.h"
 #include "mime_hdr.h"
 
 /*
@@ -96,17 +96,43 @@ out:
 }
 
 /*
+ * The start of the line after the one p is on, or end.  Searched in
+ * SPOOL_CHUNK windows with spool_done() behind each (issue 14: a line of
+ * a binary part may be the whole part, gigabytes long).
+ */
+static const unsigned char *
+mime_next_line(const unsigned char *p, const unsigned char *end)
+{
+	const unsigned char *nl;
+	size_t n;
+
+	for (;;) {
+		n = (size_t)(end - p) < SPOOL_CHUNK ? (size_t)(end - p) :
+		    SPOOL_CHUNK;
+		nl = memchr(p, '\n', n);
+		if (nl != NULL)
+			return nl + 1;
+		if (n == (size_t)(end - p))
+			return end;
+		spool_done(p, n);
+		p += n;
+	}
+}
+
+/*
  * Find the first delimiter line (delim = "--" boundary, dlen bytes) at or
  * after p, which must be at a line start, and before end.  Only line starts
  * are compared, each costing at most dlen (<= 72) bytes, plus one memchr
- * per line: linear in the bytes scanned, and reads only [p, end).
+ * per line: linear in the bytes scanned, and reads only [p, end).  What
+ * the scan has passed is released every SPOOL_CHUNK bytes (spool_done():
+ * a no-op unless the body is a spooled request's mapping).
  * 1 found (ret filled), 0 not found.
  */
 static int
 mime_delim_find(const unsigned char *p, const unsigned char *end,
     const char *delim, size_t dlen, struct mime_delim *ret)
 {
-	const unsigned char *nl, *next;
+	const unsigned char *next, *rel = p;
 	int found = 0, close;
 
 	while (!found && p < end) {
@@ -116,10 +142,12 @@ mime_delim_find(const unsigned char *p, const unsigned char *end,
 			ret->next = next;
 			ret->close = close;
 			found = 1;
-		} else if ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-			p = nl + 1;
 		} else {
-			p = end;
+			p = mime_next_line(p, end);
+		}
+		if ((size_t)(p - rel) >= SPOOL_CHUNK) {
+			spool_done(rel, (size_t)(p - rel));
+			rel = p;
 		}
 	}
 	return found;
@@ -211,162 +239,6 @@ mime_headers(struct arena *a, const unsigned char *start,
 	if (r == -1)
 		return err_http(err, 400, "malformed mime part header");
 	return 0;
-}
-
-/* RFC 4648 4 alphabet. */
-static int
-mime_is_b64(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	    (c >= '0' && c <= '9') || c == '+' || c == '/';
-}
-
-/*
- * Content-Transfer-Encoding: base64 (RFC 2045 6.8).  Whitespace is ignored;
- * any other character outside the alphabet, "=" anywhere but the end, or a
- * length that is not a multiple of 4 is EBMS:0007.
- */
-static int
-mime_base64(struct arena *a, const unsigned char *p, size_t len,
-    struct mime_part *part, struct err *err)
-{
-	unsigned char *out = NULL;
-	size_t i, n = 0, pad = 0, outlen = 0;
-	int rc = -1;
-
-	for (i = 0; i < len; i++) {
-		if (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n')
-			continue;
-		if (p[i] == '=')
-			pad++;
-		else if (pad > 0 || !mime_is_b64(p[i]))
-			break;
-		n++;
-	}
-	if (i < len || pad > 2 || n % 4 != 0) {
-		err_set(err, ERR_EBMS, "EBMS:0007",
-		    "invalid base64 in mime part");
-		goto out;
-	}
-	if (codec_unbase64(a, (const char *)p, len, &out, &outlen) == -1) {
-		err_set(err, ERR_INTERNAL, NULL,
-		    "could not decode base64 part");
-		goto out;
-	}
-	part->data = out;
-	part->len = outlen;
-	rc = 0;
-out:
-	return rc;
-}
-
-/* Length of a line break at p (CRLF 2, LF 1), 0 if none; p < end. */
-static size_t
-mime_eol(const unsigned char *p, const unsigned char *end)
-{
-	size_t n = 0;
-
-	if (*p == '\n')
-		n = 1;
-	else if (*p == '\r' && end - p >= 2 && p[1] == '\n')
-		n = 2;
-	return n;
-}
-
-/*
- * One "=" escape at p (RFC 2045 6.7 rules 1 and 5): writes the byte, if any,
- * to *o and returns the bytes consumed, or 0 when the escape is invalid.
- */
-static size_t
-mime_qp_escape(const unsigned char *p, const unsigned char *end,
-    unsigned char **o)
-{
-	const unsigned char *q = p + 1;
-	int hi = end - p >= 3 ? codec_hexval(p[1]) : -1;
-	int lo = end - p >= 3 ? codec_hexval(p[2]) : -1;
-	size_t used = 0, eol;
-
-	if (hi >= 0 && lo >= 0) {
-		*(*o)++ = (unsigned char)(hi * 16 + lo);
-		used = 3;
-		goto out;
-	}
-	/* soft line break, with the trailing blanks rule 3 allows */
-	while (q < end && (*q == ' ' || *q == '\t'))
-		q++;
-	if (q == end)
-		used = (size_t)(q - p);
-	else if ((eol = mime_eol(q, end)) != 0)
-		used = (size_t)(q - p) + eol;
-out:
-	return used;
-}
-
-/*
- * Content-Transfer-Encoding: quoted-printable (RFC 2045 6.7).  Trailing
- * blanks on a line are dropped (rule 3); a malformed "=" is EBMS:0007.
- */
-static int
-mime_qp(struct arena *a, const unsigned char *p, size_t len,
-    struct mime_part *part, struct err *err)
-{
-	const unsigned char *end = p + len, *q;
-	unsigned char *out = arena_alloc(a, len + 1), *o = out;
-	size_t used;
-	int rc = -1;
-
-	if (out == NULL) {
-		err_set(err, ERR_INTERNAL, NULL, "out of memory");
-		goto out;
-	}
-	while (p < end) {
-		if (*p == '=') {
-			if ((used = mime_qp_escape(p, end, &o)) == 0) {
-				err_set(err, ERR_EBMS, "EBMS:0007",
-				    "invalid quoted-printable in mime part");
-				goto out;
-			}
-			p += used;
-		} else if (*p == ' ' || *p == '\t') {
-			for (q = p; q < end && (*q == ' ' || *q == '\t'); q++)
-				;
-			if (q < end && mime_eol(q, end) == 0)
-				while (p < q)
-					*o++ = *p++;
-			p = q;
-		} else {
-			*o++ = *p++;
-		}
-	}
-	part->data = out;
-	part->len = (size_t)(o - out);
-	rc = 0;
-out:
-	return rc;
-}
-
-/* Decode the body [p, p+len) by the part's transfer encoding. */
-static int
-mime_decode(struct arena *a, const unsigned char *p, size_t len,
-    struct mime_part *part, struct err *err)
-{
-	const char *cte = part->transfer_encoding;
-	int rc = 0;
-
-	if (strcmp(cte, "binary") == 0 || strcmp(cte, "8bit") == 0 ||
-	    strcmp(cte, "7bit") == 0) {
-		part->data = p;
-		part->len = len;
-	} else if (strcmp(cte, "base64") == 0) {
-		rc = mime_base64(a, p, len, part, err);
-	} else if (strcmp(cte, "quoted-printable") == 0) {
-		rc = mime_qp(a, p, len, part, err);
-	} else {
-		rc = err_set(err, ERR_EBMS, "EBMS:0007",
-		    "unsupported content-transfer-encoding in mime part");
-		err_detail(err, "content-transfer-encoding %s", cte);
-	}
-	return rc;
 }
 
 /* Lower-cased arena copy of s. */

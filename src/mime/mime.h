@@ -4,7 +4,9 @@
  *
  * The parser never copies part bodies that are not transfer-encoded: part data
  * points into the caller's body buffer, which must outlive the message.
- * Everything else (headers, decoded base64 bodies) is allocated in the arena.
+ * Everything else (headers, decoded base64 bodies) is allocated in the arena;
+ * a large decoded body of a spooled request goes to a spool file of the
+ * spool bound to the thread instead (spool.h; valid until spool_free()).
  */
 #ifndef AS4GW_MIME_H
 #define AS4GW_MIME_H
@@ -142,5 +144,15 @@ int mime_write(struct arena *a, const struct mime_out_part *parts, size_t n,
  * prefix was removed: the rest is then a %-encoded URL (RFC 2392 2).
  */
 int mime_ct_id_strip(const char **pp, size_t *plen);
+
+/*
+ * Internal to mime/ (mime_decode.c, used by mime.c): decode a part body
+ * [p, p + len) by part->transfer_encoding into part->data/len: binary,
+ * 8bit, 7bit as is; base64 and quoted-printable into the arena, or into a
+ * spool file of the spool bound to the thread when spool_want() says so
+ * (issue 14).  EBMS:0007 for malformed input or another encoding.
+ */
+int mime_decode(struct arena *a, const unsigned char *p, size_t len,
+    struct mime_part *part, struct err *err);
 
 #endif

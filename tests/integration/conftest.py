@@ -137,8 +137,19 @@ def make_dsn(backend, tmp_path):
 class Gateway:
     """One running `as4gw serve` process."""
 
+    # <limits> keys every gateway of the running test gets before its own
+    # (the spool_side fixture: the same test through the spooled path)
+    default_limits = ''
+    spooled = None      # the spool_side fixture's gateways, else None
+    spooled_dir = None  # and their spool directory
+
     def __init__(self, tmp_path, pki, dsn, legs=DEV_LEG + SIGNED_LEG, limits='',
                  extra_gateway='', threads=4):
+        limits = Gateway.default_limits + limits
+        self.spool_left = None
+        self._spool_dir = Gateway.spooled_dir
+        if Gateway.spooled is not None:
+            Gateway.spooled.append(self)
         self.tmp = tmp_path
         self.dsn = dsn
         self.port = free_port()
@@ -178,6 +189,9 @@ class Gateway:
     def stop(self):
         if self.proc is None or self.proc.poll() is not None:
             return self.proc.returncode if self.proc else 0
+        if Gateway.spool_dir_of(self) is not None:
+            self.spool_left = wait_no_spool_fds(self, Gateway.spool_dir_of(self))
+            self.spooled_requests = spooled_requests(self)
         self.proc.send_signal(signal.SIGTERM)
         try:
             rc = self.proc.wait(timeout=30)
@@ -203,6 +217,11 @@ class Gateway:
     @property
     def url(self):
         return f'http://127.0.0.1:{self.port}/as4'
+
+    @staticmethod
+    def spool_dir_of(gw):
+        """The spool directory the spool_side fixture gave gw, or None."""
+        return getattr(gw, '_spool_dir', None)
 
     def request(self, method, path, body=None, headers=None, timeout=30):
         c = http.client.HTTPConnection('127.0.0.1', self.port, timeout=timeout)
@@ -259,6 +278,99 @@ def gateway_factory(backend, tmp_path, pki):
 
 def new_id():
     return f'{uuid.uuid4()}@as4gw-test'
+
+
+# ---- issue 14: the spooled receive path --------------------------------------
+
+def spool_limits(spool_dir, threshold=0, reserve=0):
+    """<limits> keys that spool every body of threshold bytes or more (0: all)
+    into spool_dir."""
+    return (f'<spoolDir>{spool_dir}</spoolDir>'
+            f'<spoolThresholdBytes>{threshold}</spoolThresholdBytes>'
+            f'<spoolReserveBytes>{reserve}</spoolReserveBytes>')
+
+
+@pytest.fixture(params=['memory', 'spooled'])
+def spool_side(request, tmp_path):
+    """Both sides of spoolThresholdBytes (issue 14: "test both sides of the
+    threshold"): 'memory' runs the test as it is (its bodies are below the
+    default 1 MiB), 'spooled' with spoolThresholdBytes 0, so every body and
+    every transfer-encoded part goes through a spool file in a directory of
+    the test's own; after the test no gateway holds a descriptor into it."""
+    if request.param == 'memory':
+        yield None
+        return
+    d = tmp_path / 'spool'
+    d.mkdir()
+    Gateway.default_limits = spool_limits(d)
+    Gateway.spooled = made = []
+    Gateway.spooled_dir = str(d)
+    try:
+        yield str(d)
+    finally:
+        Gateway.default_limits = ''
+        Gateway.spooled = None
+        Gateway.spooled_dir = None
+    spooled = 0
+    for gw in made:
+        running = gw.proc is not None and gw.proc.poll() is None
+        left = wait_no_spool_fds(gw, str(d)) if running else gw.spool_left
+        assert not left, f'spool files left open: {left}'
+        spooled += spooled_requests(gw) if running else \
+            getattr(gw, 'spooled_requests', 0)
+    # the spooled side did go through the spool (as4gw_spooled_requests_total)
+    assert not made or spooled > 0, 'no request was spooled'
+
+
+def spooled_requests(gw):
+    """as4gw_spooled_requests_total of a running gateway (0 if unreadable)."""
+    try:
+        text = gw.get('/metrics').body.decode()
+    except OSError:
+        return 0
+    m = re.search(r'^as4gw_spooled_requests_total (\d+)', text, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def wait_no_spool_fds(gw, spool_dir, timeout=3.0):
+    """The gateway's descriptors into spool_dir once its requests are done
+    (the spool is freed in the request-completed callback, just after the
+    answer is sent): [] when none is left within timeout."""
+    deadline = time.time() + timeout
+    while True:
+        left = open_fds_under(spool_dir, gw.proc.pid)
+        if not left or time.time() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+def open_fds_under(path, pid=None):
+    """Descriptors of process pid (every as4gw serve process when None) whose
+    link points into directory path: spool files still open (an O_TMPFILE
+    file reads as "PATH/#INODE (deleted)")."""
+    pids = [pid] if pid is not None else [
+        int(p) for p in os.listdir('/proc') if p.isdigit() and _is_as4gw(int(p))]
+    out = []
+    for p in pids:
+        try:
+            fds = os.listdir(f'/proc/{p}/fd')
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                link = os.readlink(f'/proc/{p}/fd/{fd}')
+            except OSError:
+                continue
+            if link.startswith(path.rstrip('/') + '/'):
+                out.append((p, fd, link))
+    return out
+
+
+def _is_as4gw(pid):
+    try:
+        return os.readlink(f'/proc/{pid}/exe') == os.path.realpath(BIN)
+    except OSError:
+        return False
 
 
 # ---- added for test_cli.py and test_server.py ------------------------------

@@ -4,6 +4,9 @@ unchanged over HTTP with `as4gw replay` and with this test's own HTTP client.
 Unsigned positives are accepted under P-Modes written for them; the phase4 and
 AS4.NET header negatives are refused with the codes the corpus README names.
 Signed/encrypted messages belong to issue 3.
+
+Every test runs on both sides of spoolThresholdBytes (issue 14, conftest
+spool_side): in memory, and with every body spooled -- the same answers.
 """
 import os
 import re
@@ -16,6 +19,8 @@ from conftest import BIN, shared_path
 AS4NET = 'corpus/messages/thomsonreuters_eessi-as4.net/source/'
 PHASE4 = 'corpus/messages/phax_phase4/'
 ROLE = 'http://docs.oasis-open.org/ebxml-msg/ebms/v3.0/ns/core/200704/'
+
+pytestmark = pytest.mark.usefixtures('spool_side')
 
 
 def leg(pid, frm, frm_role, to, to_role, service, action, agreement=None,

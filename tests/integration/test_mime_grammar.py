@@ -4,9 +4,14 @@ The PartInfo href and the signature's cid: resolver now decode a cid: URL
 with the same decoder (mime_hdr.h): a malformed escape names no part for
 either, where mime_find used to read "%zz" literally and accept what the
 resolver refused.  Part headers are read with the one header grammar.
-Both backends; nothing is stored on a refusal."""
+Both backends; nothing is stored on a refusal.  Every test also runs with
+every body spooled (issue 14, conftest spool_side)."""
+import pytest
+
 from as4msg import envelope, multipart
 from conftest import new_id
+
+pytestmark = pytest.mark.usefixtures('spool_side')
 
 
 def assert_nothing_stored(gw):

@@ -37,7 +37,12 @@ SHIPPED = os.path.join(SRC, 'conf', 'nginx', 'as4gw.conf')
 TRUST_NGINX = '<trustedProxies><proxy>127.0.0.1</proxy></trustedProxies>'
 PARTNER = '127.0.0.2'          # a partner's address: Linux routes 127/8 to lo
 FORGED = '203.0.113.9'         # TEST-NET-3: an address nobody has
-MAX_BODY = 32 * 1024 * 1024    # client_max_body_size 32m = maxBodyBytes default
+# The shipped client_max_body_size is the gateway's maxBodyBytes default,
+# 8 GiB (issue 14; test_shipped_body_cap_is_the_gateways_default); the stack
+# runs both at 32 MiB so a body of exactly the cap can be sent.
+MAX_BODY = 32 * 1024 * 1024
+SHIPPED_MAX_BODY = 'client_max_body_size 8g;'
+GW_MAX_BODY = f'<maxBodyBytes>{MAX_BODY}</maxBodyBytes>'
 
 if not os.access(NGINX, os.X_OK):
     sys.stderr.write(f'\nSKIPPED (loudly): {NGINX} not found: install the Debian package nginx\n')
@@ -63,6 +68,7 @@ def render_site(tmp, port, upstream_ports, pki, client_ca=None):
         ('/etc/as4gw/tls/REPLACE-ME-server-fullchain.pem', f'{pki}/tls.crt', 1),
         ('/etc/as4gw/tls/REPLACE-ME-server.key', f'{pki}/tls.key', 1),
         ('/var/log/nginx/', f'{tmp}/', 2),
+        (SHIPPED_MAX_BODY, 'client_max_body_size 32m;', 1),
     ]
     if client_ca is not None:   # the optional mutual-TLS lines, uncommented
         subs += [
@@ -298,7 +304,7 @@ def stack(tmp_path_factory, pki):
     for i in range(2):
         sub = root / f'gw{i}'
         sub.mkdir()
-        gws.append(Gateway(sub, pki, dsn, extra_gateway=TRUST_NGINX))
+        gws.append(Gateway(sub, pki, dsn, extra_gateway=TRUST_NGINX, limits=GW_MAX_BODY))
     ngx = None
     try:
         for gw in gws:      # one after the other: the first creates the schema
@@ -406,10 +412,12 @@ def test_body_of_exactly_max_body_size_reaches_the_gateway(stack, pki):
     assert gws[0].store.totals() == before
 
 
-def test_slow_body_absorbed_by_nginx(stack, pki):
-    """proxy_request_buffering on: a partner dripping its body over 6 s ties
-    up nginx, not an instance: the instance gets the whole request at once
-    (its own request time is far below the drip) and answers a Receipt."""
+def test_slow_body_streamed_to_the_instance(stack, pki):
+    """proxy_request_buffering off (issue 14: nginx must not write a multi-GiB
+    body to its temp directory before the gateway spools it again): a partner
+    dripping its body over 6 s is passed through as it arrives -- the
+    instance's own request time covers the drip -- and gets its Receipt (the
+    drip stays inside connectionTimeoutSeconds and requestDeadlineSeconds)."""
     ngx, gws = stack
     mid = new_id()
     ct, body = user_message(mid)
@@ -432,8 +440,19 @@ def test_slow_body_absorbed_by_nginx(stack, pki):
         s.close()
     assert answer.startswith(b'HTTP/1.1 200'), answer[:200]
     line = [l for gw in gws for l in requests_seen(gw, mid)]
-    assert len(line) == 1 and line[0]['ms'] < 3000, line
+    assert len(line) == 1 and line[0]['ms'] >= 3000, line
     assert gws[0].store.counts(mid) == (1, 1, 1)
+
+
+def test_shipped_body_cap_is_the_gateways_default():
+    """The shipped client_max_body_size is the gateway's maxBodyBytes default
+    (pmode-check prints it: 8 GiB), and the AS4 location streams the body."""
+    with open(SHIPPED) as f:
+        text = f.read()
+    assert text.count(SHIPPED_MAX_BODY) == 1
+    assert re.search(r'(?m)^\s*proxy_request_buffering off;', text)
+    with open(os.path.join(SRC, 'conf', 'as4gw.xml')) as f:
+        assert '<maxBodyBytes>8589934592</maxBodyBytes>' in f.read()
 
 
 def test_slow_header_cut_by_nginx(stack, pki):

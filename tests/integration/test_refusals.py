@@ -17,6 +17,7 @@ def assert_nothing_stored(gw):
 @pytest.mark.parametrize('action,code', [
     ('urn:as4gw:dev:Unknown', 'EBMS:0010'),
 ])
+@pytest.mark.usefixtures('spool_side')   # issue 14: both sides
 def test_pmode_mismatch(gateway, action, code):
     mid = new_id()
     ans = gateway.post(*user_message(mid, action=action))
@@ -41,6 +42,7 @@ def test_signing_required_leg_refuses_unsigned(gateway):
     assert_nothing_stored(gateway)
 
 
+@pytest.mark.usefixtures('spool_side')   # issue 14: both sides
 def test_partinfo_without_mime_part(gateway):
     """NEGATIVE-CASES 14."""
     mid = new_id()
@@ -50,6 +52,7 @@ def test_partinfo_without_mime_part(gateway):
     assert_nothing_stored(gateway)
 
 
+@pytest.mark.usefixtures('spool_side')   # issue 14: both sides
 def test_mime_part_without_partinfo(gateway):
     """NEGATIVE-CASES 15."""
     ct, body = multipart(envelope(new_id(), cids=('a@t',)),
@@ -69,6 +72,7 @@ def test_external_payload_reference(gateway):
     assert_nothing_stored(gateway)
 
 
+@pytest.mark.usefixtures('spool_side')   # issue 14: both sides
 def test_duplicate_content_id(gateway):
     """NEGATIVE-CASES 13."""
     ct, body = multipart(envelope(new_id(), cids=('a@t',)),
@@ -101,6 +105,7 @@ def test_dtd_refused(gateway, doc):
     b'<S12:Envelope xmlns:S12="http://www.w3.org/2003/05/soap-envelope"><S12:Body><x '
     + b' '.join(b'a%d="1"' % i for i in range(100000)) + b'/></S12:Body></S12:Envelope>',
 ], ids=['truncated', 'garbage', 'deep', 'many-attributes'])
+@pytest.mark.usefixtures('spool_side')   # issue 14: both sides
 def test_malformed_or_too_complex_xml(gateway, doc):
     """NEGATIVE-CASES 21-22 and not well-formed input."""
     ans = gateway.post('application/soap+xml', doc)
@@ -158,6 +163,7 @@ def test_unknown_mandatory_header(gateway):
 
 @pytest.mark.parametrize('ctype', ['text/plain', 'application/json', None,
                                    'multipart/mixed; boundary=x'])
+@pytest.mark.usefixtures('spool_side')   # issue 14: both sides
 def test_wrong_media_type(gateway, ctype):
     """NEGATIVE-CASES 9."""
     _, body = user_message(new_id())
@@ -166,6 +172,7 @@ def test_wrong_media_type(gateway, ctype):
     assert_nothing_stored(gateway)
 
 
+@pytest.mark.usefixtures('spool_side')   # issue 14: both sides
 @pytest.mark.parametrize('boundary', [None, 'x' * 71], ids=['missing', 'too-long'])
 def test_bad_boundary(gateway, boundary):
     """NEGATIVE-CASES 10."""
@@ -178,6 +185,7 @@ def test_bad_boundary(gateway, boundary):
     assert_nothing_stored(gateway)
 
 
+@pytest.mark.usefixtures('spool_side')   # issue 14: both sides
 def test_truncated_multipart(gateway):
     """NEGATIVE-CASES 11."""
     ct, body = user_message(new_id())
@@ -186,6 +194,7 @@ def test_truncated_multipart(gateway):
     assert_nothing_stored(gateway)
 
 
+@pytest.mark.usefixtures('spool_side')   # issue 14: both sides
 def test_start_fallback_root_not_soap(gateway):
     """NEGATIVE-CASES 12 (second half): start names nothing and the first part is not SOAP."""
     b = 'bnd'
@@ -207,6 +216,7 @@ def test_content_length_over_cap(gateway_factory):
     assert_nothing_stored(gw)
 
 
+@pytest.mark.usefixtures('spool_side')   # issue 14: both sides
 def test_chunked_body_over_cap(gateway_factory):
     """NEGATIVE-CASES 2."""
     gw = gateway_factory(limits='<maxBodyBytes>65536</maxBodyBytes>').start()

@@ -72,6 +72,8 @@ static const struct conf_bad_case conf_bad_cases[] = {
 	{ FIX "retention-window.xml", "retentionDays (30) is shorter than "
 	    "partnerRetryWindowDays (45)", 4 },
 	{ FIX "leg-retention.xml", "pmode \"a\": retentionDays (3) is shorter", 16 },
+	{ FIX "leg-body.xml", "maxBodyBytes must be between 1024 and 68719476736", 16 },
+	{ FIX "limit-body-big.xml", "maxBodyBytes must be between 1024 and 68719476736", 5 },
 	{ FIX "dup-id.xml", "duplicate pmode id \"a\" (first at line 10)", 17 },
 	{ FIX "decryption-twice.xml", "pmode \"a\": decryption certificate "
 	    "\"" FIX "dummy-cert.pem\" listed twice", 14 },
@@ -230,7 +232,10 @@ test_conf_minimal_defaults(void **state)
 	assert_string_equal(c->sign_key, FIX "dummy-key.pem");
 	assert_int_equal(c->retention_days, 30);
 	assert_int_equal(c->retry_window_days, 7);
-	assert_int_equal(c->limits.max_body_bytes, 32u * 1024u * 1024u);
+	assert_int_equal(c->limits.max_body_bytes, (size_t)8 << 30);
+	assert_int_equal(c->limits.spool_threshold_bytes, 1u << 20);
+	assert_int_equal(c->limits.spool_reserve_bytes, 256u << 20);
+	assert_string_equal(c->spool_dir, "/var/tmp");
 	assert_int_equal(c->limits.connection_timeout_s, 30);
 	assert_int_equal(c->limits.request_deadline_s, 120);
 	assert_int_equal(c->limits.per_ip_connections, 32);
@@ -389,6 +394,10 @@ test_conf_full(void **state)
 	assert_int_equal(c->limits.max_decompressed_bytes, 1073741824);
 	assert_int_equal(c->limits.max_decompression_ratio, 200);
 	assert_int_equal(c->limits.max_decompressed_total_bytes, 2147483648);
+	/* issue 14: a relative spoolDir is the config directory's; 0 allowed */
+	assert_string_equal(c->spool_dir, FIX "spool");
+	assert_int_equal(c->limits.spool_threshold_bytes, 0);
+	assert_int_equal(c->limits.spool_reserve_bytes, 0);
 	assert_int_equal(c->retention_days, 60);
 	assert_int_equal(c->retry_window_days, 14);
 	/* 2021-03-04T05:06:07.890+01:00 */
@@ -413,6 +422,8 @@ test_conf_full(void **state)
 	assert_int_equal(l->encryption, CONF_REQUIRED);
 	assert_int_equal(l->receipt_nrr, 0);
 	assert_int_equal(l->retention_days, 20);
+	assert_int_equal(l->max_body_bytes, 65536);
+	assert_int_equal(c->legs[1].max_body_bytes, 0);
 	/* signing="never": no signer needed; own decryption pair; the
 	 * algorithm list with its white space collapsed, weak names kept */
 	assert_int_equal(l->n_signer_certs, 0);
@@ -804,6 +815,22 @@ test_conf_business(void **state)
 }
 
 /* Small helpers: NULL accepted, policy names, defaults. */
+/* issue 14: maxBodyBytes up to 64 GiB parses into size_t without
+ * truncation (the 8 GiB default is above 32 bits too) */
+static void
+test_conf_body_64g(void **state)
+{
+	struct conf *c = NULL;
+	struct err err;
+
+	(void)state;
+	err_clear(&err);
+	if (conf_load(FIX "limit-body-64g.xml", &c, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_true(c->limits.max_body_bytes == (size_t)1 << 36);
+	conf_free(c);
+}
+
 static void
 test_conf_misc(void **state)
 {
@@ -817,7 +844,7 @@ test_conf_misc(void **state)
 	assert_string_equal(conf_policy_name(CONF_OPTIONAL), "optional");
 	assert_string_equal(conf_policy_name(CONF_REQUIRED), "required");
 	conf_limits_default(&lim);
-	assert_int_equal(lim.max_body_bytes, 32u * 1024u * 1024u);
+	assert_int_equal(lim.max_body_bytes, (size_t)8 << 30);
 	assert_int_equal(lim.max_xml_nodes, 100000);
 	err_clear(&err);
 	assert_int_equal(conf_load(NULL, &c, &err), -1);
@@ -841,6 +868,7 @@ main(void)
 		cmocka_unit_test(test_conf_decryption_pairs),
 		cmocka_unit_test(test_conf_parse_listen),
 		cmocka_unit_test(test_conf_misc),
+		cmocka_unit_test(test_conf_body_64g),
 		cmocka_unit_test(test_conf_ops),
 		cmocka_unit_test(test_conf_cidr_parse),
 		cmocka_unit_test(test_conf_business),

@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
+#include "spool/spool.h"
 #include "testutil.h"
 
 /* Per-test arena (setup/teardown). */
@@ -353,11 +356,10 @@ test_parse_check_ok(const struct parse_case *c, const struct mime_message *m,
 		assert_memory_equal(att->data, c->att_data, att->len);
 }
 
-/* Every row of parse_cases. */
+/* Every row of parse_cases (with a spool bound: the same answers). */
 static void
-test_parse_table(void **state)
+test_parse_table_run(struct arena *a)
 {
-	struct arena *a = *state;
 	size_t i;
 
 	for (i = 0; i < sizeof(parse_cases) / sizeof(parse_cases[0]); i++) {
@@ -389,6 +391,100 @@ test_parse_table(void **state)
 		if (c->code != NULL)
 			assert_string_equal(err.ebms_code, c->code);
 	}
+}
+
+static void
+test_parse_table(void **state)
+{
+	test_parse_table_run(*state);
+}
+
+/* A spool for the calling thread that wants every output (threshold 0). */
+static struct spool *
+test_spool_bind(void)
+{
+	struct spool *sp = NULL;
+	struct err err = { 0 };
+	const char *dir = getenv("TMPDIR");
+
+	assert_int_equal(spool_new(dir != NULL ? dir : "/tmp", 0, 0, &sp,
+	    &err), 0);
+	(void)spool_bind(sp);
+	return sp;
+}
+
+/* issue 14: with a spool bound that wants everything, base64 and
+ * quoted-printable parts decode into spool files: every row of the table
+ * gives the same answer and the same bytes. */
+static void
+test_parse_table_spooled(void **state)
+{
+	struct spool *sp = test_spool_bind();
+
+	test_parse_table_run(*state);
+	spool_free(sp);
+	assert_null(spool_bound());
+}
+
+/* One base64 part of n encoded characters (line breaks every 76),
+ * decoded in memory and through a spool: the same bytes. */
+static void
+test_b64_both_ways(struct arena *a, size_t nraw)
+{
+	static const char hdr[] = "--b1\r\nContent-Type: application/soap+xml"
+	    "\r\n\r\n<e/>\r\n--b1\r\nContent-ID: <att>\r\n"
+	    "Content-Transfer-Encoding: base64\r\n\r\n";
+	unsigned char *raw = malloc(nraw + 1), *enc = NULL;
+	struct buf body = { 0 };
+	struct mime_message m1, m2;
+	const struct mime_part *p1, *p2;
+	struct err err = { 0 };
+	struct spool *sp;
+	size_t i, n;
+
+	assert_non_null(raw);
+	for (i = 0; i < nraw; i++)
+		raw[i] = (unsigned char)(i * 7 + (i >> 8));
+	enc = malloc(nraw / 3 * 4 + 8);
+	assert_non_null(enc);
+	n = (size_t)EVP_EncodeBlock(enc, raw, (int)nraw);
+	assert_int_equal(buf_append(&body, hdr, sizeof(hdr) - 1), 0);
+	for (i = 0; i < n; i += 76)
+		assert_int_equal(buf_printf(&body, "%.*s\r\n",
+		    (int)(n - i < 76 ? n - i : 76), enc + i), 0);
+	assert_int_equal(buf_puts(&body, "--b1--\r\n"), 0);
+	assert_int_equal(mime_parse(a, CT_B1, (const unsigned char *)body.data,
+	    body.len, NULL, &m1, &err), 0);
+	sp = test_spool_bind();
+	assert_int_equal(mime_parse(a, CT_B1, (const unsigned char *)body.data,
+	    body.len, NULL, &m2, &err), 0);
+	p1 = mime_find(&m1, "att");
+	p2 = mime_find(&m2, "att");
+	assert_non_null(p1);
+	assert_non_null(p2);
+	assert_int_equal(p1->len, nraw);
+	assert_int_equal(p2->len, nraw);
+	assert_memory_equal(p1->data, raw, nraw);
+	assert_memory_equal(p2->data, raw, nraw);
+	assert_true(p2->data != p1->data);
+	spool_free(sp);
+	buf_free(&body);
+	free(raw);
+	free(enc);
+}
+
+/* Lengths around the spooled decoder's piece (CODEC_B64_PIECE clean
+ * characters: the padding at the end of a full piece, or just after it)
+ * and one over several pieces. */
+static void
+test_b64_spooled_lengths(void **state)
+{
+	static const size_t lens[] = { 0, 1, 2, 3, 786430, 786431, 786432,
+		786433, 786435, 2500001 };
+	size_t i;
+
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		test_b64_both_ways(*state, lens[i]);
 }
 
 /* Header values and defaults of the parts themselves. */
@@ -951,6 +1047,8 @@ main(void)
 		T(test_ct_table),
 		T(test_ct_param_bound),
 		T(test_parse_table),
+		T(test_parse_table_spooled),
+		T(test_b64_spooled_lengths),
 		T(test_parse_part_fields),
 		T(test_parse_nul),
 		T(test_parse_args),
