@@ -212,29 +212,6 @@ cli_keep_str(char **cur, const char *old, const char *name, struct buf *names)
 	return cli_name(names, name);
 }
 
-/* 1 when two limit sets differ in any field. */
-static int
-cli_limits_differ(const struct conf_limits *a, const struct conf_limits *b)
-{
-	return a->max_body_bytes != b->max_body_bytes ||
-	    a->connection_timeout_s != b->connection_timeout_s ||
-	    a->request_deadline_s != b->request_deadline_s ||
-	    a->per_ip_connections != b->per_ip_connections ||
-	    a->max_connections != b->max_connections ||
-	    a->connection_memory_bytes != b->connection_memory_bytes ||
-	    a->request_memory_bytes != b->request_memory_bytes ||
-	    a->max_parts != b->max_parts ||
-	    a->max_xml_depth != b->max_xml_depth ||
-	    a->max_xml_nodes != b->max_xml_nodes ||
-	    a->max_attachment_xml_nodes != b->max_attachment_xml_nodes ||
-	    a->max_xml_attributes != b->max_xml_attributes ||
-	    a->max_envelope_bytes != b->max_envelope_bytes ||
-	    a->max_sbdh_value_bytes != b->max_sbdh_value_bytes ||
-	    a->header_timeout_s != b->header_timeout_s ||
-	    a->spool_threshold_bytes != b->spool_threshold_bytes ||
-	    a->spool_reserve_bytes != b->spool_reserve_bytes;
-}
-
 /*
  * What only a restart changes (listen address, TLS files, threads, limits,
  * store DSN): put the running values back into the reloaded c, so that the
@@ -258,7 +235,7 @@ cli_keep_fixed(const struct conf *old, struct conf *c, struct buf *names)
 	if (c->threads != old->threads && cli_name(names, "threads") == -1)
 		return -1;
 	c->threads = old->threads;
-	if (cli_limits_differ(&c->limits, &old->limits) &&
+	if (!conf_limits_equal(&c->limits, &old->limits) &&
 	    cli_name(names, "limits") == -1)
 		return -1;
 	c->limits = old->limits;

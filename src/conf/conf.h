@@ -383,6 +383,11 @@ int conf_cidr_match(const struct conf_cidr *c, int family, const void *addr);
 /* The default limits documented in struct conf_limits. */
 void conf_limits_default(struct conf_limits *lim);
 
+/* 1 when every <limits> key (the one table conf_gateway.c reads them by)
+ * has the same value in a and b, else 0: what a reload compares, so a key
+ * added to the table can never be missed. */
+int conf_limits_equal(const struct conf_limits *a, const struct conf_limits *b);
+
 /* The default revocation limits documented in struct conf_revocation. */
 void conf_revocation_default(struct conf_revocation *rv);
 

@@ -334,6 +334,26 @@ conf_limits(const struct conf_ctx *x, const xmlNode *gw)
 	return conf_spool_dir(x, n);
 }
 
+int
+conf_limits_equal(const struct conf_limits *a, const struct conf_limits *b)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(conf_limit_defs) / sizeof(conf_limit_defs[0]);
+	    i++) {
+		const struct conf_limit_def *d = &conf_limit_defs[i];
+		const char *fa = (const char *)a + d->offset;
+		const char *fb = (const char *)b + d->offset;
+
+		if (d->is_size ? *(const size_t *)(const void *)fa !=
+		    *(const size_t *)(const void *)fb :
+		    *(const unsigned *)(const void *)fa !=
+		    *(const unsigned *)(const void *)fb)
+			return 0;
+	}
+	return 1;
+}
+
 /* <retentionDays> and <partnerRetryWindowDays> of the gateway. */
 static int
 conf_retention(const struct conf_ctx *x, const xmlNode *gw)

@@ -612,3 +612,21 @@ def test_fault_mid_response_sends_half(gateway_factory, monkeypatch):
     ans = gw.post(ct, body)
     assert ans.body == stored
     assert gw.store.counts(mid) == (1, 1, 1)
+
+
+def test_sighup_decompression_cap_needs_restart(gateway_factory, pki):
+    """Every <limits> key is compared on a reload (one table: issue 14's
+    decompression caps were once missed): a changed maxDecompressedBytes is
+    named in the restart warning and the running value stays."""
+    gw = gateway_factory(legs=DEV_LEG).start()
+    with open(gw.config) as f:
+        text = f.read()
+    assert '<limits>' in text
+    with open(gw.config, 'w') as f:
+        f.write(text.replace('<limits>', '<limits><maxDecompressedBytes>1048576'
+                             '</maxDecompressedBytes>', 1))
+    gw.proc.send_signal(signal.SIGHUP)
+    wait_log(gw, 'configuration reloaded')
+    warn = wait_log(gw, 'need a restart')[0]
+    assert 'limits' in warn['msg'] and warn['level'] == 'warn'
+    assert gw.post(*user_message(new_id())).is_receipt
