@@ -1,0 +1,344 @@
+/*
+ * Unit tests for src/store, payloads stored in chunks (issue 14; sqlite
+ * 007 / postgresql 008; teststore.h: SQLite and PostgreSQL): both sides of
+ * the threshold, read back byte-identical, a missing chunk, a reader that
+ * stops, a process killed at a fault point, an old database migrated.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "teststore.h"
+#include "testutil.h"
+
+#define TCH_BELOW STORE_CHUNK_THRESHOLD          /* stored whole */
+#define TCH_ABOVE (STORE_CHUNK_THRESHOLD + 1)    /* 9 chunks, the last 1 B */
+#define TCH_CHUNKS 9
+
+/* n bytes of a pattern picked by seed (malloc'd). */
+static unsigned char *
+tch_bytes(size_t n, unsigned seed)
+{
+	unsigned char *p = malloc(n);
+	size_t i;
+
+	assert_non_null(p);
+	for (i = 0; i < n; i++)
+		p[i] = (unsigned char)((i * 2654435761u + seed) >> 13);
+	return p;
+}
+
+/* t with a part of exactly the threshold (part 1) and one a byte over it
+ * (part 2) after its <a/> part; the bytes in below / above. */
+static void
+tch_msg(struct tmsg *t, const char *id, unsigned char hash_byte,
+    unsigned char *below, unsigned char *above)
+{
+	tmsg_init(t, id, hash_byte, "receipt");
+	t->parts[1] = (struct store_part){ 1, "below@as4gw.test",
+	    "application/octet-stream", NULL, below, TCH_BELOW };
+	t->parts[2] = (struct store_part){ 2, "above@as4gw.test",
+	    "application/octet-stream", "{}", above, TCH_ABOVE };
+	t->m.n_parts = 3;
+}
+
+/* What store_payload_read gave: the bytes, in how many pieces. */
+struct tch_read {
+	unsigned char *buf;
+	size_t len, cap, pieces, max_piece;
+	size_t stop_after;            /* 0: never stop; else after n pieces */
+};
+
+static int
+tch_read_cb(void *ctx, const unsigned char *p, size_t n)
+{
+	struct tch_read *r = ctx;
+
+	if (r->stop_after != 0 && r->pieces == r->stop_after)
+		return -1;
+	if (r->len + n > r->cap) {
+		r->cap = (r->len + n) * 2;
+		r->buf = realloc(r->buf, r->cap);
+		assert_non_null(r->buf);
+	}
+	memcpy(r->buf + r->len, p, n);
+	r->len += n;
+	r->pieces++;
+	if (n > r->max_piece)
+		r->max_piece = n;
+	return 0;
+}
+
+/* store_payload_read of (TSENDER, id, part_no): its answer, r filled. */
+static int
+tch_read(struct store *s, const char *id, int part_no, struct tch_read *r,
+    struct err *err)
+{
+	struct store_payload_key k = { TSENDER, id, part_no };
+
+	return store_payload_read(s, &k, tch_read_cb, r, err);
+}
+
+/* Read part_no of id and compare it with want[0, len). */
+static void
+tch_expect(struct store *s, const char *id, int part_no,
+    const unsigned char *want, size_t len, size_t pieces)
+{
+	struct tch_read r = { 0 };
+	struct err err = { 0 };
+
+	if (tch_read(s, id, part_no, &r, &err) != 1)
+		fail_msg("store_payload_read %s/%d: %s", id, part_no, err.msg);
+	assert_int_equal(r.len, len);
+	assert_int_equal(r.pieces, pieces);
+	assert_true(r.max_piece <= (pieces > 1 ? STORE_CHUNK_BYTES : len));
+	if (len > 0)
+		assert_memory_equal(r.buf, want, len);
+	free(r.buf);
+}
+
+/*
+ * Both sides of the threshold: a part of exactly STORE_CHUNK_THRESHOLD
+ * bytes stays whole in payload.content, one a byte longer becomes nine
+ * chunk rows (its payload row: size, no content); both read back
+ * byte-identical, the claim hands the chunked one over by size, find
+ * reports its size; a duplicate and a drift write no chunk; the purge
+ * takes the chunks with their rows.
+ */
+static void
+t_chunk_roundtrip(void **state)
+{
+	struct tctx *c = *state;
+	unsigned char *below = tch_bytes(TCH_BELOW, 1);
+	unsigned char *above = tch_bytes(TCH_ABOVE, 2);
+	struct store_purge p = { 0 };
+	struct store_found *f = NULL;
+	struct store_delivery d;
+	struct err err = { 0 };
+	struct arena *a;
+	struct store *s;
+	struct tmsg t;
+	size_t n1, n2;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tch_msg(&t, "ch-1", 0x51, below, above);
+	(void)taccept(s, a, &t, STORE_NEW);
+	tcount(c, "SELECT count(*) FROM payload", 3);
+	tcount(c, "SELECT count(*) FROM payload WHERE size IS NULL", 2);
+	tcountf(c, 1, "SELECT count(*) FROM payload WHERE part_no = 2 AND"
+	    " size = %zu AND (content IS NULL OR length(content) = 0)",
+	    TCH_ABOVE);
+	tcount(c, "SELECT count(*) FROM payload_chunk WHERE part_no = 2",
+	    TCH_CHUNKS);
+	tcount(c, "SELECT sum(length(content)) FROM payload_chunk",
+	    (int64_t)TCH_ABOVE);
+	tcount(c, "SELECT max(chunk_no) FROM payload_chunk", TCH_CHUNKS - 1);
+	tch_expect(s, "ch-1", 2, above, TCH_ABOVE, TCH_CHUNKS);
+	tch_expect(s, "ch-1", 1, below, TCH_BELOW, 1);
+	tch_expect(s, "ch-1", 0, (const unsigned char *)"<a/>", 4, 1);
+	assert_int_equal(tch_read(s, "ch-1", 3, &(struct tch_read){ 0 },
+	    &err), 0);
+	assert_int_equal(store_find(s, "ch-1", NULL, a, &f, &err), 1);
+	assert_int_equal(f->n_parts, 3);
+	assert_int_equal(f->parts[1].size, (int64_t)TCH_BELOW);
+	assert_int_equal(f->parts[2].size, (int64_t)TCH_ABOVE);
+	/* the claim carries bytes up to STORE_CLAIM_INLINE_MAX, sizes else */
+	d = tclaim(s, a, 1000, 1000, "ch-1");
+	assert_int_equal(d.n_parts, 3);
+	assert_false(store_part_streamed(&d.parts[0]));
+	assert_memory_equal(d.parts[0].data, "<a/>", 4);
+	assert_true(store_part_streamed(&d.parts[1]));
+	assert_int_equal(d.parts[1].len, TCH_BELOW);
+	assert_true(store_part_streamed(&d.parts[2]));
+	assert_int_equal(d.parts[2].len, TCH_ABOVE);
+	/* a retry: the stored receipt, no chunk written twice */
+	(void)taccept(s, a, &t, STORE_DUPLICATE);
+	tch_msg(&t, "ch-1", 0x52, below, above);   /* drift */
+	(void)taccept(s, a, &t, STORE_DRIFT);
+	tcount(c, "SELECT count(*) FROM payload_chunk", TCH_CHUNKS);
+	tch_msg(&t, "ch-2", 0x53, below, above);
+	(void)taccept(s, a, &t, STORE_NEW);
+	tcount(c, "SELECT count(*) FROM payload_chunk", 2 * TCH_CHUNKS);
+	p.default_cutoff_ms = T0 + 86400000;
+	p.batch = 100;
+	p.undelivered = 1;
+	assert_int_equal(store_purge(s, &p, &n1, &n2, &err), 0);
+	assert_int_equal(n1, 2);
+	tcount(c, "SELECT count(*) FROM payload_chunk", 0);
+	tcount(c, "SELECT count(*) FROM payload", 0);
+	assert_int_equal(tch_read(s, "ch-2", 2, &(struct tch_read){ 0 },
+	    &err), 0);
+	free(below);
+	free(above);
+	store_close(s);
+	arena_free(a);
+}
+
+/*
+ * A chunk missing is an error, never a short payload that looks whole; a
+ * reader that stops ends the read (PostgreSQL: the query is cancelled and
+ * the connection works on).
+ */
+static void
+t_chunk_gap(void **state)
+{
+	struct tctx *c = *state;
+	unsigned char *below = tch_bytes(TCH_BELOW, 3);
+	unsigned char *above = tch_bytes(TCH_ABOVE, 4);
+	struct tch_read r = { .stop_after = 2 };
+	struct err err = { 0 };
+	struct arena *a;
+	struct store *s;
+	struct tmsg t;
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tch_msg(&t, "gap-1", 0x61, below, above);
+	(void)taccept(s, a, &t, STORE_NEW);
+	tch_msg(&t, "gap-2", 0x62, below, above);
+	(void)taccept(s, a, &t, STORE_NEW);
+	assert_int_equal(tch_read(s, "gap-1", 2, &r, &err), -1);
+	assert_int_equal(r.pieces, 2);
+	free(r.buf);
+	tch_expect(s, "gap-1", 2, above, TCH_ABOVE, TCH_CHUNKS);
+	tq_exec(c, "DELETE FROM payload_chunk WHERE message_id = 'gap-1'"
+	    " AND chunk_no = 3");
+	memset(&r, 0, sizeof(r));
+	err_clear(&err);
+	assert_int_equal(tch_read(s, "gap-1", 2, &r, &err), -1);
+	assert_int_equal(err.kind, ERR_STORE);
+	assert_int_equal(r.len, 3 * STORE_CHUNK_BYTES);
+	free(r.buf);
+	tq_exec(c, "DELETE FROM payload_chunk WHERE message_id = 'gap-2'"
+	    " AND chunk_no = 8");
+	memset(&r, 0, sizeof(r));
+	err_clear(&err);
+	assert_int_equal(tch_read(s, "gap-2", 2, &r, &err), -1);
+	assert_int_equal(err.kind, ERR_STORE);
+	free(r.buf);
+	tch_expect(s, "gap-2", 1, below, TCH_BELOW, 1);
+	free(below);
+	free(above);
+	store_close(s);
+	arena_free(a);
+}
+
+/* A process killed at a store fault point while storing a message with a
+ * chunked payload leaves no row and no chunk. */
+static void
+t_chunk_fault(void **state)
+{
+#ifdef AS4GW_FAULT_INJECTION
+	struct tctx *c = *state;
+
+	NEED(c);
+	store_close(topen(c));
+	assert_int_equal(setenv("TSTORE_CHILD_BIG", "1", 1), 0);
+	tfault_child(c, "store.after-insert");
+	tfault_child(c, "store.before-commit");
+	assert_int_equal(unsetenv("TSTORE_CHILD_BIG"), 0);
+	tcount(c, "SELECT count(*) FROM inbox", 0);
+	tcount(c, "SELECT count(*) FROM payload", 0);
+	tcount(c, "SELECT count(*) FROM payload_chunk", 0);
+	tcount(c, "SELECT count(*) FROM delivery", 0);
+#else
+	(void)state;
+	testutil_skip("built without -Dfault_injection=true");
+#endif
+}
+
+/*
+ * A database of the previous version (every migration before sqlite 007 /
+ * postgresql 008) with rows in it takes the chunk migration: the rows stay
+ * whole (size NULL), are claimed and read back as before; new large
+ * payloads go in chunks.
+ */
+static void
+t_migrate_chunk_rows(void **state)
+{
+	static const char *const sq[] = { "003_party_key.sql",
+	    "004_delivery_error.sql", "005_business_key.sql",
+	    "006_purge_log.sql" };
+	static const char *const pg[] = { "004_party_key.sql",
+	    "005_delivery_error.sql", "006_business_key.sql",
+	    "007_purge_log.sql" };
+	struct tctx *c = *state;
+	unsigned char *above = tch_bytes(TCH_ABOVE, 5);
+	struct store_found *f = NULL;
+	struct store_delivery d;
+	struct err err = { 0 };
+	struct arena *a;
+	struct store *s;
+	struct tmsg t;
+	size_t i;
+
+	NEED(c);
+	a = arena_new(0);
+	tq_exec(c, c->pg ? "CREATE TABLE schema_migrations (name text NOT NULL"
+	    " PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())" :
+	    "CREATE TABLE schema_migrations (name text NOT NULL PRIMARY KEY,"
+	    " applied_at integer NOT NULL)");
+	told_migration(c, "001_inbox.sql");
+	told_migration(c, "002_delivery.sql");
+	if (c->pg)
+		told_migration(c, "003_accept.sql");
+	told_rows(c);
+	for (i = 0; i < 4; i++)
+		told_migration(c, c->pg ? pg[i] : sq[i]);
+	s = topen(c);   /* migrates: the chunk table */
+	assert_int_equal(s->migrated, 1);
+	tcount(c, "SELECT count(*) FROM payload WHERE size IS NULL", 2);
+	assert_int_equal(store_find(s, "old-1", "A", a, &f, &err), 1);
+	assert_int_equal(f->parts[0].size, 2);
+	assert_int_equal(f->parts[1].size, 0);
+	assert_int_equal(store_claim(s, T0 + 1000, 1000, a, &d, &err), 1);
+	assert_string_equal(d.message_id, "old-1");
+	assert_int_equal(d.n_parts, 2);
+	assert_false(store_part_streamed(&d.parts[0]));
+	assert_false(store_part_streamed(&d.parts[1]));
+	assert_memory_equal(d.parts[0].data, "\x00\xff", 2);
+	{
+		struct store_payload_key k = { "A", "old-1", 0 };
+		struct tch_read r = { 0 };
+
+		assert_int_equal(store_payload_read(s, &k, tch_read_cb, &r,
+		    &err), 1);
+		assert_int_equal(r.len, 2);
+		assert_memory_equal(r.buf, "\x00\xff", 2);
+		free(r.buf);
+	}
+	tch_msg(&t, "new-1", 0x71, above, above);
+	t.parts[1].len = 3;
+	(void)taccept(s, a, &t, STORE_NEW);
+	tcount(c, "SELECT count(*) FROM payload_chunk", TCH_CHUNKS);
+	tch_expect(s, "new-1", 2, above, TCH_ABOVE, TCH_CHUNKS);
+	free(above);
+	store_close(s);
+	arena_free(a);
+}
+
+#define CHUNK_TESTS(ctx) \
+	BT(t_chunk_roundtrip, ctx), BT(t_chunk_gap, ctx), \
+	BT(t_migrate_chunk_rows, ctx), BT(t_chunk_fault, ctx)
+
+static const struct CMUnitTest sqlite_tests[] = {
+	CHUNK_TESTS(&ctx_sqlite)
+};
+static const struct CMUnitTest pg_tests[] = {
+	CHUNK_TESTS(&ctx_pg),
+};
+
+int
+main(int argc, char **argv)
+{
+	return tstore_main(argc, argv, TSTORE_GROUPS("store chunk", sqlite_tests,
+	    pg_tests));
+}
