@@ -157,16 +157,4 @@ t_business_key(void **state)
 	BT(t_business_key, ctx), BT(t_business_race_refuse, ctx), \
 	BT(t_business_race_flag, ctx)
 
-static const struct CMUnitTest sqlite_tests[] = {
-	BUSINESS_TESTS(&ctx_sqlite)
-};
-static const struct CMUnitTest pg_tests[] = {
-	BUSINESS_TESTS(&ctx_pg),
-};
-
-int
-main(int argc, char **argv)
-{
-	return tstore_main(argc, argv, TSTORE_GROUPS("store business", sqlite_tests,
-	    pg_tests));
-}
+TSTORE_MAIN("store business", BUSINESS_TESTS, TSTORE_PG_NONE)

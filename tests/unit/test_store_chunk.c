@@ -282,15 +282,7 @@ t_migrate_chunk_rows(void **state)
 
 	NEED(c);
 	a = arena_new(0);
-	tq_exec(c, c->pg ? "CREATE TABLE schema_migrations (name text NOT NULL"
-	    " PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())" :
-	    "CREATE TABLE schema_migrations (name text NOT NULL PRIMARY KEY,"
-	    " applied_at integer NOT NULL)");
-	told_migration(c, "001_inbox.sql");
-	told_migration(c, "002_delivery.sql");
-	if (c->pg)
-		told_migration(c, "003_accept.sql");
-	told_rows(c);
+	told_database(c);
 	for (i = 0; i < 4; i++)
 		told_migration(c, c->pg ? pg[i] : sq[i]);
 	s = topen(c);   /* migrates: the chunk table */
@@ -329,16 +321,4 @@ t_migrate_chunk_rows(void **state)
 	BT(t_chunk_roundtrip, ctx), BT(t_chunk_gap, ctx), \
 	BT(t_migrate_chunk_rows, ctx), BT(t_chunk_fault, ctx)
 
-static const struct CMUnitTest sqlite_tests[] = {
-	CHUNK_TESTS(&ctx_sqlite)
-};
-static const struct CMUnitTest pg_tests[] = {
-	CHUNK_TESTS(&ctx_pg),
-};
-
-int
-main(int argc, char **argv)
-{
-	return tstore_main(argc, argv, TSTORE_GROUPS("store chunk", sqlite_tests,
-	    pg_tests));
-}
+TSTORE_MAIN("store chunk", CHUNK_TESTS, TSTORE_PG_NONE)

@@ -112,15 +112,7 @@ t_migrate_old_rows(void **state)
 
 	NEED(c);
 	assert_non_null(a);
-	tq_exec(c, c->pg ? "CREATE TABLE schema_migrations (name text NOT NULL"
-	    " PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())" :
-	    "CREATE TABLE schema_migrations (name text NOT NULL PRIMARY KEY,"
-	    " applied_at integer NOT NULL)");
-	told_migration(c, "001_inbox.sql");
-	told_migration(c, "002_delivery.sql");
-	if (c->pg)
-		told_migration(c, "003_accept.sql");
-	told_rows(c);
+	told_database(c);
 	s = topen(c);   /* migrates */
 	tcount(c, "SELECT count(*) FROM schema_migrations", N_MIGRATIONS(c));
 	tcount(c, "SELECT count(*) FROM inbox WHERE field_hashes IS NULL", 2);
@@ -182,15 +174,7 @@ t_migrate_business_rows(void **state)
 
 	NEED(c);
 	assert_non_null(a);
-	tq_exec(c, c->pg ? "CREATE TABLE schema_migrations (name text NOT NULL"
-	    " PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())" :
-	    "CREATE TABLE schema_migrations (name text NOT NULL PRIMARY KEY,"
-	    " applied_at integer NOT NULL)");
-	told_migration(c, "001_inbox.sql");
-	told_migration(c, "002_delivery.sql");
-	if (c->pg)
-		told_migration(c, "003_accept.sql");
-	told_rows(c);
+	told_database(c);
 	told_migration(c, c->pg ? "004_party_key.sql" : "003_party_key.sql");
 	told_migration(c, c->pg ? "005_delivery_error.sql" :
 	    "004_delivery_error.sql");
@@ -224,16 +208,4 @@ t_migrate_business_rows(void **state)
 	BT(t_concurrent_migrate, ctx), BT(t_migrate_old_rows, ctx), \
 	BT(t_migrate_business_rows, ctx)
 
-static const struct CMUnitTest sqlite_tests[] = {
-	MIGRATE_TESTS(&ctx_sqlite)
-};
-static const struct CMUnitTest pg_tests[] = {
-	MIGRATE_TESTS(&ctx_pg),
-};
-
-int
-main(int argc, char **argv)
-{
-	return tstore_main(argc, argv, TSTORE_GROUPS("store migrate", sqlite_tests,
-	    pg_tests));
-}
+TSTORE_MAIN("store migrate", MIGRATE_TESTS, TSTORE_PG_NONE)

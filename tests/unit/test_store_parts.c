@@ -360,17 +360,7 @@ t_pg_accept_function(void **state)
 	BT(t_accept_part_shapes, ctx), BT(t_accept_no_parts, ctx), \
 	BT(t_accept_streamed, ctx), BT(t_accept_then_use, ctx)
 
-static const struct CMUnitTest sqlite_tests[] = {
-	PARTS_TESTS(&ctx_sqlite)
-};
-static const struct CMUnitTest pg_tests[] = {
-	PARTS_TESTS(&ctx_pg),
-	BT(t_pg_accept_function, &ctx_pg),
-};
+#define PARTS_PG_ONLY \
+	BT(t_pg_accept_function, &ctx_pg)
 
-int
-main(int argc, char **argv)
-{
-	return tstore_main(argc, argv, TSTORE_GROUPS("store parts", sqlite_tests,
-	    pg_tests));
-}
+TSTORE_MAIN("store parts", PARTS_TESTS, PARTS_PG_ONLY)

@@ -184,16 +184,4 @@ t_purge_invalid(void **state)
 	BT(t_purge_cutoffs, ctx), BT(t_purge_undelivered, ctx), \
 	BT(t_purge_batch, ctx), BT(t_purge_invalid, ctx)
 
-static const struct CMUnitTest sqlite_tests[] = {
-	PURGE_TESTS(&ctx_sqlite)
-};
-static const struct CMUnitTest pg_tests[] = {
-	PURGE_TESTS(&ctx_pg),
-};
-
-int
-main(int argc, char **argv)
-{
-	return tstore_main(argc, argv, TSTORE_GROUPS("store purge", sqlite_tests,
-	    pg_tests));
-}
+TSTORE_MAIN("store purge", PURGE_TESTS, TSTORE_PG_NONE)

@@ -666,18 +666,7 @@ t_find_history(void **state)
 	BT(t_claim_arena_exhausted, ctx), BT(t_stats, ctx), BT(t_wait, ctx), \
 	BT(t_concurrent_claim, ctx), BT(t_find_history, ctx)
 
-static const struct CMUnitTest sqlite_tests[] = {
-	QUEUE_TESTS(&ctx_sqlite)
-};
-static const struct CMUnitTest pg_tests[] = {
-	QUEUE_TESTS(&ctx_pg),
-	BT(t_pg_skip_locked, &ctx_pg),
-	BT(t_pg_queue_reconnect, &ctx_pg),
-};
+#define QUEUE_PG_ONLY \
+	BT(t_pg_skip_locked, &ctx_pg), BT(t_pg_queue_reconnect, &ctx_pg)
 
-int
-main(int argc, char **argv)
-{
-	return tstore_main(argc, argv, TSTORE_GROUPS("store queue", sqlite_tests,
-	    pg_tests));
-}
+TSTORE_MAIN("store queue", QUEUE_TESTS, QUEUE_PG_ONLY)

@@ -592,6 +592,22 @@ told_rows(const struct tctx *c)
 	tq_exec(c, sql);
 }
 
+/* The database of the previous version bb574aa (migrations up to sqlite 002
+ * / postgresql 003, recorded as the runner would) with told_rows in it. */
+void
+told_database(const struct tctx *c)
+{
+	tq_exec(c, c->pg ? "CREATE TABLE schema_migrations (name text NOT NULL"
+	    " PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())" :
+	    "CREATE TABLE schema_migrations (name text NOT NULL PRIMARY KEY,"
+	    " applied_at integer NOT NULL)");
+	told_migration(c, "001_inbox.sql");
+	told_migration(c, "002_delivery.sql");
+	if (c->pg)
+		told_migration(c, "003_accept.sql");
+	told_rows(c);
+}
+
 /* ---- a process killed at a store fault point -------------------------- */
 
 #ifdef AS4GW_FAULT_INJECTION

@@ -163,6 +163,9 @@ void told_migration(const struct tctx *c, const char *name);
 /* Rows of the previous schema: old-1 from A (two parts, ready), old-2
  * from B (no part, done), both keyed by MessageId alone. */
 void told_rows(const struct tctx *c);
+/* The database of the previous version bb574aa (migrations up to sqlite
+ * 002 / postgresql 003) with told_rows in it. */
+void told_database(const struct tctx *c);
 
 #ifdef AS4GW_FAULT_INJECTION
 /* Run this program as a child with AS4GW_FAULT=fault, accepting f-1 (and,
@@ -183,5 +186,11 @@ struct tstore_groups {
 /* main() of a store test program: the fault child (AS4GW_FAULT_INJECTION)
  * or its groups; the number of failed tests. */
 int tstore_main(int argc, char **argv, const struct tstore_groups *g);
+
+/* The tables and main() of a store test program named name: TESTS(ctx)
+ * lists the tests of both backends, PG_ONLY (maybe TSTORE_PG_NONE) those
+ * of postgresql alone. */
+#define TSTORE_MAIN(name, TESTS, PG_ONLY) static const struct CMUnitTest sqlite_tests[] = { TESTS(&ctx_sqlite) }; static const struct CMUnitTest pg_tests[] = { TESTS(&ctx_pg), PG_ONLY }; int main(int argc, char **argv) { 	return tstore_main(argc, argv, TSTORE_GROUPS(name, sqlite_tests, 	    pg_tests)); }
+#define TSTORE_PG_NONE
 
 #endif
