@@ -1,0 +1,16 @@
+-- as4gw payloads of any size: the chunk column is stored without a
+-- compression attempt (issue 14; 008_payload_chunk.sql, README "Running it
+-- in production", bench/README.md "bench/big").  Applied by store_migrate()
+-- in its own transaction under the migration lock.
+--
+-- A chunk is 1 MiB of a large payload: nearly always already compressed
+-- or encrypted (zip, PDF, images, AS4 compression), so the default
+-- EXTENDED storage's compression attempt (pglz, or lz4 by
+-- default_toast_compression) on every chunk is work for nothing before the
+-- value is moved out of line anyway.  EXTERNAL: out of line (TOAST), never
+-- compressed, and substring reads need not decompress.  Only the storage
+-- of values written from now on changes; this rewrites no row and takes
+-- the ACCESS EXCLUSIVE lock on payload_chunk for an instant.  Nothing else
+-- changes: the column's type, its checks and every reader stay as they
+-- are.  (SQLite has no such storage setting: no sqlite/ counterpart.)
+ALTER TABLE payload_chunk ALTER COLUMN content SET STORAGE EXTERNAL;
