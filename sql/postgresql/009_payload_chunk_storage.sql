@@ -1,0 +1,20 @@
+-- as4gw payloads of any size: the chunk column is stored without a
+-- compression attempt (issue 14; 008_payload_chunk.sql, README "Running it
+-- in production", bench/README.md "bench/big").  Applied by store_migrate()
+-- in its own transaction under the migration lock.
+--
+-- A chunk is 1 MiB of a large payload, written inside the accept
+-- transaction while the partner waits for its Receipt.  Under the default
+-- EXTENDED storage the server tries pglz (or default_toast_compression) on
+-- every chunk before moving it out of line: for compressible payloads (a
+-- decompressed AS4 payload, XML) that is about 16 ms of CPU per MiB
+-- (bench/README.md), some 60 MB/s, in the accept path; for incompressible
+-- ones (zip, PDF, images) it gains nothing.  EXTERNAL: out of line (TOAST),
+-- never compressed, so compressible payloads take their full size on disk
+-- and in WAL (the price; README "Running it in production").  Only values
+-- written from now on change: this rewrites no row (chunks stored before
+-- stay as they are and read the same) and holds the ACCESS EXCLUSIVE lock
+-- on payload_chunk for an instant.  The column's type, its checks and every
+-- reader stay as they are.  (SQLite has no such storage setting: no
+-- sqlite/ counterpart.)
+ALTER TABLE payload_chunk ALTER COLUMN content SET STORAGE EXTERNAL;

@@ -1,0 +1,162 @@
+"""The storage of payload_chunk.content on PostgreSQL (issue 14; migration
+sql/postgresql/009_payload_chunk_storage.sql): EXTERNAL, out of line without a
+compression attempt, so a large payload's 1 MiB chunks are not run through pglz/lz4
+by the server before they are TOASTed.  Against the real binary over HTTP:
+
+- a fresh store: the column's attstorage is 'e'; a large payload (compressible on
+  purpose: with the old EXTENDED storage its chunks WOULD be compressed) is stored in
+  chunks none of which is compressed, and comes back byte-identical (inbox export,
+  deliver --to-dir);
+- a database of the previous version (migrations up to 008) holding a chunked payload
+  whose chunks the server compressed: `as4gw migrate` applies 009 alone, rewrites no
+  chunk (they stay compressed), and the old payload and a new one both come back
+  byte-identical.
+SQLite has no such setting (no sqlite/ counterpart): these run on PostgreSQL only.
+"""
+import hashlib
+import os
+import subprocess
+
+import pytest
+
+import as4msg
+from conftest import BIN, Gateway, make_dsn, new_id, run_as4gw
+
+MIB = 1 << 20
+THRESHOLD = 8 * MIB          # STORE_CHUNK_THRESHOLD
+LIMITS = '<maxBodyBytes>67108864</maxBodyBytes>'
+SENDER = 'urn:as4gw:dev:sender'
+SRC = os.environ.get('AS4GW_SOURCE_DIR', os.path.join(os.path.dirname(__file__), '..', '..'))
+BEFORE = ['001_inbox.sql', '002_delivery.sql', '003_accept.sql', '004_party_key.sql',
+          '005_delivery_error.sql', '006_business_key.sql', '007_purge_log.sql',
+          '008_payload_chunk.sql']
+
+
+def compressible(n, seed):
+    """n bytes pglz and lz4 shrink to a fraction (a text of repeated lines)."""
+    line = b'<Line no="%d">as4gw payload chunk storage, seed %d</Line>\n'
+    out = b''.join(line % (i % 97, seed) for i in range(n // 40 + 1))
+    return out[:n]
+
+
+LARGE = ('large@t', 'text/xml', compressible(THRESHOLD + 3 * MIB + 17, 1))
+
+
+def sha(b):
+    return hashlib.sha256(b).hexdigest()
+
+
+@pytest.fixture
+def pg_dsn(tmp_path):
+    return make_dsn('postgresql', tmp_path)
+
+
+def post(gw, mid, atts):
+    cids = tuple(a[0] for a in atts)
+    ct, body = as4msg.multipart(as4msg.envelope(mid, cids=cids), atts)
+    return gw.post(ct, body)
+
+
+def storage(gw):
+    return gw.store.query(
+        "SELECT attstorage FROM pg_attribute WHERE attrelid = 'payload_chunk'::regclass"
+        " AND attname = 'content'")[0][0]
+
+
+def chunk_compression(gw, mid):
+    """[(chunk_no, compression method or None)] of mid's chunks."""
+    return gw.store.query('SELECT chunk_no, pg_column_compression(content)'
+                          ' FROM payload_chunk WHERE message_id = ? ORDER BY chunk_no', mid)
+
+
+def export(gw, mid):
+    p = subprocess.run([BIN, 'inbox', 'export', '-c', gw.config, mid],
+                       capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_fresh_store_chunks_stored_uncompressed(pg_dsn, tmp_path, pki):
+    gw = Gateway(tmp_path, pki, pg_dsn, limits=LIMITS).start()
+    try:
+        assert storage(gw) == 'e'
+        mid = new_id()
+        ans = post(gw, mid, [LARGE])
+        assert ans.status == 200 and ans.is_receipt and ans.ref_to == mid, ans
+        got = chunk_compression(gw, mid)
+        assert [no for no, _ in got] == list(range(12))
+        assert all(method is None for _, method in got), got
+        assert gw.store.query('SELECT sum(octet_length(content)) FROM payload_chunk'
+                              ' WHERE message_id = ?', mid)[0][0] == len(LARGE[2])
+        assert sha(export(gw, mid)) == sha(LARGE[2])
+        out = tmp_path / 'out'
+        p = subprocess.run([BIN, 'deliver', '-c', gw.config, '--to-dir', str(out)],
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.splitlines()[-1] == 'delivered 1, failed 0'
+        d = out / hashlib.sha256(SENDER.encode() + b'\0' + mid.encode()).hexdigest()
+        assert sha((d / 'part-0.bin').read_bytes()) == sha(LARGE[2])
+    finally:
+        assert gw.stop() == 0, gw.logtext()[-2000:]
+
+
+def database_008(dsn, mid, payload):
+    """The schema up to 008 recorded as the migration runner does, with one message
+    whose payload is stored in 1 MiB chunks written under the old EXTENDED storage
+    (ready to deliver)."""
+    import psycopg2
+    con = psycopg2.connect(dsn)
+    with con.cursor() as cur:
+        cur.execute('CREATE TABLE schema_migrations (name text NOT NULL PRIMARY KEY,'
+                    ' applied_at timestamptz NOT NULL DEFAULT now())')
+        for name in BEFORE:
+            with open(os.path.join(SRC, 'sql', 'postgresql', name)) as f:
+                cur.execute(f.read())
+            cur.execute('INSERT INTO schema_migrations (name) VALUES (%s)',
+                        ('postgresql/' + name,))
+        cur.execute('INSERT INTO inbox (from_party, message_id, to_party, service, action,'
+                    ' conversation_id, pmode_id, content_hash, receipt, received_at,'
+                    ' partition_key) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, now(), %s)',
+                    (SENDER, mid, 'urn:as4gw:dev:gateway', 'urn:as4gw:dev:service',
+                     'urn:as4gw:dev:Deliver', 'conv-1', 'dev-sample', bytes(32), b'r',
+                     '2026-01'))
+        cur.execute('INSERT INTO payload (from_party, message_id, part_no, content_id,'
+                    ' mime_type, content, size) VALUES (%s, %s, 0, %s, %s, NULL, %s)',
+                    (SENDER, mid, 'old@t', 'text/xml', len(payload)))
+        for no, off in enumerate(range(0, len(payload), MIB)):
+            cur.execute('INSERT INTO payload_chunk (from_party, message_id, part_no,'
+                        ' chunk_no, content) VALUES (%s, %s, 0, %s, %s)',
+                        (SENDER, mid, no, payload[off:off + MIB]))
+        cur.execute("INSERT INTO delivery (from_party, message_id, state, created_at)"
+                    " VALUES (%s, %s, 'ready', now())", (SENDER, mid))
+    con.commit()
+    con.close()
+
+
+def test_008_database_takes_the_storage_migration(pg_dsn, tmp_path, pki):
+    old_mid = new_id()
+    old_payload = compressible(THRESHOLD + 2 * MIB + 5, 2)
+    database_008(pg_dsn, old_mid, old_payload)
+    gw = Gateway(tmp_path, pki, pg_dsn, limits=LIMITS)   # writes the config only
+    assert storage(gw) == 'x'                          # EXTENDED before
+    old = chunk_compression(gw, old_mid)
+    # every full chunk compressed by the server (the last, 5 bytes, is too short)
+    assert len(old) == 11 and all(m is not None for _, m in old[:-1]), old
+    p = run_as4gw('migrate', '-c', gw.config)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == 'migrations applied: 1\n', p.stdout
+    assert storage(gw) == 'e'
+    assert chunk_compression(gw, old_mid) == old       # no chunk rewritten
+    assert gw.store.query("SELECT count(*) FROM schema_migrations WHERE name ="
+                          " 'postgresql/009_payload_chunk_storage.sql'")[0][0] == 1
+    gw.start()
+    try:
+        assert sha(export(gw, old_mid)) == sha(old_payload)
+        mid = new_id()
+        ans = post(gw, mid, [LARGE])
+        assert ans.status == 200 and ans.is_receipt, ans
+        new = chunk_compression(gw, mid)
+        assert len(new) == 12 and all(m is None for _, m in new), new
+        assert sha(export(gw, mid)) == sha(LARGE[2])
+    finally:
+        assert gw.stop() == 0, gw.logtext()[-2000:]
