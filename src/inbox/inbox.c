@@ -94,9 +94,8 @@ inbox_hash(struct arena *a, const struct ebms_user_message *um,
 {
 	unsigned char *fields = NULL;
 
-	if (payload_content_hash2(a, um, m->content_hash, &fields,
-	    &m->field_hashes_len) == -1 ||
-	    payload_content_hash(um, m->content_hash_v1) == -1)
+	if (payload_content_hashes(a, um, m->content_hash, &fields,
+	    &m->field_hashes_len, m->content_hash_v1) == -1)
 		return -1;
 	m->field_hashes = fields;
 	return 0;

@@ -61,6 +61,26 @@ payload_hash_data(struct payload_hash *ph, const unsigned char *data,
 	}
 }
 
+/* payload_hash_data into two running hashes in one pass over the bytes
+ * (payload_content_hashes): each piece is read once, then released. */
+static void
+payload_hash_data2(struct payload_hash *a, struct payload_hash *b,
+    const unsigned char *data, size_t len)
+{
+	size_t off, n;
+
+	payload_hash_u64(a, (uint64_t)len);
+	payload_hash_u64(b, (uint64_t)len);
+	for (off = 0; off < len; off += n) {
+		n = len - off > SPOOL_CHUNK ? SPOOL_CHUNK : len - off;
+		if (codec_sha256_update(a->h, data + off, n) == -1)
+			a->failed = 1;
+		if (codec_sha256_update(b->h, data + off, n) == -1)
+			b->failed = 1;
+		spool_done(data + off, n);
+	}
+}
+
 /* Feed a string; NULL (absent) is distinct from "" (empty). */
 static void
 payload_hash_str(struct payload_hash *ph, const char *s)
@@ -100,6 +120,34 @@ payload_hash_props(struct payload_hash *ph, const struct ebms_property *props,
 	}
 }
 
+/* Version 1 up to the parts: the fields before the first href. */
+static void
+payload_v1_head(struct payload_hash *ph, const struct ebms_user_message *um)
+{
+	payload_hash_str(ph, PAYLOAD_HASH_TAG);
+	payload_hash_str(ph, um->message_id);
+	payload_hash_party(ph, &um->from);
+	payload_hash_party(ph, &um->to);
+	payload_hash_str(ph, um->agreement_ref);
+	payload_hash_str(ph, um->agreement_type);
+	payload_hash_str(ph, um->agreement_pmode);
+	payload_hash_str(ph, um->service);
+	payload_hash_str(ph, um->service_type);
+	payload_hash_str(ph, um->action);
+	payload_hash_str(ph, um->conversation_id);
+	payload_hash_str(ph, um->ref_to_message_id);
+	payload_hash_props(ph, um->props, um->n_props);
+	payload_hash_u64(ph, (uint64_t)um->n_parts);
+}
+
+/* Version 1 of part p before its bytes: href and PartProperties. */
+static void
+payload_v1_part(struct payload_hash *ph, const struct ebms_part *p)
+{
+	payload_hash_str(ph, p->href);
+	payload_hash_props(ph, p->props, p->n_props);
+}
+
 /* The content hash; the field order is the one documented in payload.h. */
 int
 payload_content_hash(const struct ebms_user_message *um,
@@ -110,26 +158,10 @@ payload_content_hash(const struct ebms_user_message *um,
 
 	if (ph.h == NULL)
 		return -1;
-	payload_hash_str(&ph, PAYLOAD_HASH_TAG);
-	payload_hash_str(&ph, um->message_id);
-	payload_hash_party(&ph, &um->from);
-	payload_hash_party(&ph, &um->to);
-	payload_hash_str(&ph, um->agreement_ref);
-	payload_hash_str(&ph, um->agreement_type);
-	payload_hash_str(&ph, um->agreement_pmode);
-	payload_hash_str(&ph, um->service);
-	payload_hash_str(&ph, um->service_type);
-	payload_hash_str(&ph, um->action);
-	payload_hash_str(&ph, um->conversation_id);
-	payload_hash_str(&ph, um->ref_to_message_id);
-	payload_hash_props(&ph, um->props, um->n_props);
-	payload_hash_u64(&ph, (uint64_t)um->n_parts);
+	payload_v1_head(&ph, um);
 	for (i = 0; i < um->n_parts; i++) {
-		const struct ebms_part *p = &um->parts[i];
-
-		payload_hash_str(&ph, p->href);
-		payload_hash_props(&ph, p->props, p->n_props);
-		payload_hash_data(&ph, p->data, p->len);
+		payload_v1_part(&ph, &um->parts[i]);
+		payload_hash_data(&ph, um->parts[i].data, um->parts[i].len);
 	}
 	/* final runs (and frees) even after a failed update */
 	if (codec_sha256_final(ph.h, out) == -1 || ph.failed)
@@ -207,16 +239,21 @@ payload_part_feed(struct payload_hash *ph, const struct ebms_part *p, int k)
 	payload_hash_props(ph, p->props, p->n_props);
 }
 
-/* Every field digest of um into fields (n of them); -1 if SHA-256 fails. */
+/* Every field digest of um into fields (n of them), but those of the part
+ * bytes when skip_bytes (payload_content_hashes makes them); -1 if SHA-256
+ * fails. */
 static int
 payload_fields(const struct ebms_user_message *um, unsigned char *fields,
-    size_t n)
+    size_t n, int skip_bytes)
 {
 	struct payload_hash ph;
 	int bad = 0;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
+		if (skip_bytes && i >= PAYLOAD_FIELDS_FIXED &&
+		    (i - PAYLOAD_FIELDS_FIXED) % 2 == 1)
+			continue;
 		payload_field_start(&ph);
 		if (ph.h == NULL)
 			return -1;
@@ -231,6 +268,24 @@ payload_fields(const struct ebms_user_message *um, unsigned char *fields,
 	return bad ? -1 : 0;
 }
 
+/* The version 2 hash over um's field digests (n of them). */
+static int
+payload_v2_outer(const struct ebms_user_message *um,
+    const unsigned char *fields, size_t n, unsigned char out[CODEC_SHA256_LEN])
+{
+	struct payload_hash ph = { NULL, 0 };
+
+	payload_field_start(&ph);
+	if (ph.h == NULL)
+		return -1;
+	payload_hash_str(&ph, PAYLOAD_HASH2_TAG);
+	payload_hash_str(&ph, um->message_id);
+	payload_hash_bytes(&ph, fields, n * CODEC_SHA256_LEN);
+	if (codec_sha256_final(ph.h, out) == -1 || ph.failed)
+		return -1;
+	return 0;
+}
+
 /* The version 2 content hash and its field digests (payload.h). */
 int
 payload_content_hash2(struct arena *a, const struct ebms_user_message *um,
@@ -239,17 +294,46 @@ payload_content_hash2(struct arena *a, const struct ebms_user_message *um,
 {
 	size_t n = PAYLOAD_FIELDS_FIXED + 2 * um->n_parts;
 	unsigned char *fields = arena_calloc(a, n, CODEC_SHA256_LEN);
-	struct payload_hash ph = { NULL, 0 };
 
-	if (fields == NULL || payload_fields(um, fields, n) == -1)
+	if (fields == NULL || payload_fields(um, fields, n, 0) == -1 ||
+	    payload_v2_outer(um, fields, n, out) == -1)
 		return -1;
-	payload_field_start(&ph);
-	if (ph.h == NULL)
+	*ret_fields = fields;
+	*ret_len = n * CODEC_SHA256_LEN;
+	return 0;
+}
+
+/* Both versions, each part's bytes read once (payload.h). */
+int
+payload_content_hashes(struct arena *a, const struct ebms_user_message *um,
+    unsigned char v2[CODEC_SHA256_LEN], unsigned char **ret_fields,
+    size_t *ret_len, unsigned char v1[CODEC_SHA256_LEN])
+{
+	size_t n = PAYLOAD_FIELDS_FIXED + 2 * um->n_parts, i;
+	unsigned char *fields = arena_calloc(a, n, CODEC_SHA256_LEN);
+	struct payload_hash ph1 = { NULL, 0 }, ph2;
+	int bad = 0;
+
+	if (fields == NULL || payload_fields(um, fields, n, 1) == -1)
 		return -1;
-	payload_hash_str(&ph, PAYLOAD_HASH2_TAG);
-	payload_hash_str(&ph, um->message_id);
-	payload_hash_bytes(&ph, fields, n * CODEC_SHA256_LEN);
-	if (codec_sha256_final(ph.h, out) == -1 || ph.failed)
+	payload_field_start(&ph1);
+	if (ph1.h == NULL)
+		return -1;
+	payload_v1_head(&ph1, um);
+	for (i = 0; i < um->n_parts; i++) {
+		payload_v1_part(&ph1, &um->parts[i]);
+		payload_field_start(&ph2);
+		if (ph2.h == NULL) {
+			bad = 1;
+			break;
+		}
+		payload_hash_data2(&ph1, &ph2, um->parts[i].data,
+		    um->parts[i].len);
+		payload_field_end(&ph2, fields + (PAYLOAD_FIELDS_FIXED +
+		    2 * i + 1) * CODEC_SHA256_LEN, &bad);
+	}
+	payload_field_end(&ph1, v1, &bad);
+	if (bad || payload_v2_outer(um, fields, n, v2) == -1)
 		return -1;
 	*ret_fields = fields;
 	*ret_len = n * CODEC_SHA256_LEN;

@@ -66,6 +66,16 @@ int payload_content_hash2(struct arena *a, const struct ebms_user_message *um,
     unsigned char out[CODEC_SHA256_LEN], unsigned char **ret_fields,
     size_t *ret_len);
 
+/*
+ * payload_content_hash2 into v2, *ret_fields and *ret_len, and
+ * payload_content_hash into v1, with each part's bytes read once (a large
+ * spooled part is not paged in twice; issue 14).  0, or -1 as those.
+ */
+int payload_content_hashes(struct arena *a,
+    const struct ebms_user_message *um, unsigned char v2[CODEC_SHA256_LEN],
+    unsigned char **ret_fields, size_t *ret_len,
+    unsigned char v1[CODEC_SHA256_LEN]);
+
 /* The name of field digest i ("From", "PartInfo[2] payload bytes"),
  * static or written into buf[len]. */
 const char *payload_field_name(size_t i, char *buf, size_t len);

@@ -223,6 +223,29 @@ spool_map(struct spool_file *f, const unsigned char **ret, struct err *err)
 	return 0;
 }
 
+/*
+ * Map the SPOOL_CHUNK after from (page-aligned) in one call, ahead of the
+ * reader: the readers go front to back, and one MADV_POPULATE_READ costs
+ * less than the page faults it saves (a fault per 16 pages, expensive in a
+ * virtual machine).  Best effort: an older kernel's EINVAL changes nothing.
+ */
+static void
+spool_ahead(const struct spool_file *f, uintptr_t from)
+{
+#ifdef MADV_POPULATE_READ
+	uintptr_t end = (uintptr_t)f->map + f->map_len;
+	size_t n;
+
+	if (from >= end)
+		return;
+	n = end - from < SPOOL_CHUNK ? (size_t)(end - from) : SPOOL_CHUNK;
+	(void)madvise((void *)from, n, MADV_POPULATE_READ);
+#else
+	(void)f;
+	(void)from;
+#endif
+}
+
 void
 spool_done(const void *p, size_t n)
 {
@@ -242,6 +265,7 @@ spool_done(const void *p, size_t n)
 		    hi & ~(page - 1);
 		if (b > a)
 			(void)madvise((void *)a, b - a, MADV_DONTNEED);
+		spool_ahead(f, b);
 		return;
 	}
 }

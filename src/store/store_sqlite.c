@@ -707,7 +707,9 @@ store_sqlite_connect(const char *path, struct store_sqlite **ret,
 	    "enable foreign keys", err) == -1 ||
 	    store_sqlite_exec(s, "PRAGMA synchronous = FULL",
 	    "set synchronous", err) == -1 ||
-	    store_sqlite_wal(s, err) == -1)
+	    store_sqlite_wal(s, err) == -1 ||
+	    store_sqlite_exec(s, "PRAGMA journal_size_limit = "
+	    STORE_SQLITE_WAL_LIMIT_SQL, "set journal_size_limit", err) == -1)
 		goto out;
 	*ret = s;
 	rc = 0;

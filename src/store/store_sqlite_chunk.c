@@ -5,8 +5,8 @@
  * back one piece at a time (store_payload_read).
  *
  * Writing: the part's bytes (usually a mapping of a spool file) are read
- * in order, STORE_CHUNK_BYTES per row, bound without a copy
- * (SQLITE_STATIC: SQLite copies them into its pages during the step) and
+ * in order, STORE_CHUNK_BYTES per row, inserted as a zeroblob and filled
+ * by incremental blob I/O (one copy, into SQLite's pages), and
  * released with spool_done() once the row is in, so the resident part of a
  * 1 GiB payload stays one chunk; SQLite spills dirty pages to the WAL as
  * its page cache fills, so the transaction does not hold the payload in
@@ -40,30 +40,59 @@
 /* a writer reads the part in pieces no larger than a spool reader's */
 _Static_assert(STORE_CHUNK_BYTES <= SPOOL_CHUNK, "chunk within SPOOL_CHUNK");
 
-/* The chunk rows of p (store_sqlite_int.h). */
+/*
+ * Fill the content of chunk row rowid (inserted as a zeroblob) from data
+ * through incremental blob I/O: SQLite copies the bytes straight into the
+ * row's overflow pages, where binding them would first build a record of
+ * the whole chunk in a fresh allocation (a copy, and page faults, per
+ * chunk).  *blob is opened on the first call and moved on the next ones.
+ */
+static int
+store_sqlite_chunk_fill(struct store_sqlite *s, sqlite3_blob **blob,
+    sqlite3_int64 rowid, const unsigned char *data, size_t n, struct err *err)
+{
+	int rc;
+
+	rc = *blob == NULL ? sqlite3_blob_open(s->db, "main", "payload_chunk",
+	    "content", rowid, 1, blob) : sqlite3_blob_reopen(*blob, rowid);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_blob_write(*blob, data, (int)n, 0);
+	if (rc != SQLITE_OK)
+		return store_sqlite_fail(s, "write payload chunk", err);
+	return 0;
+}
+
+/* The chunk rows of p (store_sqlite_int.h): each inserted with a zeroblob
+ * of its length (the CHECK on length(content) still applies), then filled. */
 int
 store_sqlite_chunk_insert(struct store_sqlite *s, sqlite3_stmt *st,
     const struct store_message *m, const struct store_part *p,
     struct err *err)
 {
+	sqlite3_blob *blob = NULL;
 	size_t off, n;
-	int b, no = 0;
+	int b, no = 0, rc = 0;
 
-	for (off = 0; off < p->len; off += n, no++) {
+	for (off = 0; rc == 0 && off < p->len; off += n, no++) {
 		n = p->len - off < STORE_CHUNK_BYTES ? p->len - off :
 		    STORE_CHUNK_BYTES;
 		b = store_sqlite_bind_text(st, 1, m->from_party);
 		b |= store_sqlite_bind_text(st, 2, m->message_id);
 		b |= sqlite3_bind_int(st, 3, p->part_no);
 		b |= sqlite3_bind_int(st, 4, no);
-		b |= sqlite3_bind_blob64(st, 5, p->data + off,
-		    (sqlite3_uint64)n, SQLITE_STATIC);
-		if (store_sqlite_step(s, st, b, "insert payload chunk",
-		    err) == -1)
-			return -1;
-		spool_done(p->data + off, n);
+		b |= sqlite3_bind_zeroblob64(st, 5, (sqlite3_uint64)n);
+		rc = store_sqlite_step(s, st, b, "insert payload chunk", err);
+		if (rc == 0)
+			rc = store_sqlite_chunk_fill(s, &blob,
+			    sqlite3_last_insert_rowid(s->db), p->data + off, n,
+			    err);
+		if (rc == 0)
+			spool_done(p->data + off, n);
 	}
-	return 0;
+	/* an open blob counts as a statement running: closed before COMMIT */
+	if (blob != NULL && sqlite3_blob_close(blob) != SQLITE_OK && rc == 0)
+		rc = store_sqlite_fail(s, "write payload chunk", err);
+	return rc;
 }
 
 /* Prepare sql and bind the payload key k to ?1 ?2 ?3; NULL on failure. */

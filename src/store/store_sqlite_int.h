@@ -23,6 +23,15 @@ struct spool;
 #define STORE_SQLITE_BATCH_MAX 64
 #define STORE_SQLITE_BATCH_BYTES ((size_t)16 << 20)
 
+/* store_sqlite_ckpt.c: the WAL length (frames) that wakes the checkpoint
+ * thread (SQLite's own wal_autocheckpoint default), and journal_size_limit:
+ * the size a WAL grown by a large transaction is truncated back to. */
+#define STORE_SQLITE_CKPT_FRAMES 1000
+#define STORE_SQLITE_WAL_LIMIT_SQL "67108864"     /* 64 MiB */
+
+/* The checkpoints of one writer (store_sqlite_ckpt.c; opaque). */
+struct store_sqlite_ckpt;
+
 /* Shared by the handles of one process on one database file (opaque,
  * store_sqlite_writer.c). */
 struct store_sqlite_writer;
@@ -177,6 +186,26 @@ int store_sqlite_writer_accept(struct store_sqlite *s,
  */
 void store_sqlite_writer_lock(struct store_sqlite_writer *w);
 void store_sqlite_writer_unlock(struct store_sqlite_writer *w);
+
+/*
+ * Start a thread that checkpoints the WAL of path on a connection of its
+ * own whenever a commit of the writer connection w leaves the WAL
+ * STORE_SQLITE_CKPT_FRAMES long; w's commits then no longer checkpoint
+ * themselves (store_sqlite_ckpt.c).  ERR_STORE / ERR_INTERNAL on failure.
+ */
+int store_sqlite_ckpt_start(const char *path, struct store_sqlite *w,
+    struct store_sqlite_ckpt **ret, struct err *err);
+
+/* Unhook w, stop the thread after the checkpoint it runs, free; accepts
+ * NULL. */
+void store_sqlite_ckpt_stop(struct store_sqlite_ckpt *c,
+    struct store_sqlite *w);
+
+/* Checkpoints the thread has run so far (tests); 0 for NULL. */
+uint64_t store_sqlite_ckpt_runs(struct store_sqlite_ckpt *c);
+
+/* The checkpoints run for w's file so far (tests; 0: a private writer). */
+uint64_t store_sqlite_writer_ckpt_runs(struct store_sqlite_writer *w);
 
 /* For tests and gauges: requests queued (not yet taken into a batch), and
  * write transactions of batches run so far, by the writer w. */

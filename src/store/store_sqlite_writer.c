@@ -71,6 +71,7 @@ struct store_sqlite_writer {
 	char *path;                   /* registry key; NULL: private */
 	pid_t pid;                    /* the process that made it (fork) */
 	struct store_sqlite *conn;    /* writes; NULL: private (see above) */
+	struct store_sqlite_ckpt *ckpt; /* its checkpoints (with conn) */
 	int refs;                     /* under store_sqlite_writers_lock */
 	struct store_sqlite_writer *next;
 	pthread_mutex_t lock;
@@ -154,8 +155,14 @@ store_sqlite_writer_connect(struct store_sqlite_writer *w, struct err *err)
 	if (w->path == NULL)
 		return 0;
 	(void)pthread_mutex_lock(&w->lock);
-	if (w->conn == NULL)
+	if (w->conn == NULL) {
 		rc = store_sqlite_connect(w->path, &w->conn, err);
+		if (rc == 0 && (rc = store_sqlite_ckpt_start(w->path, w->conn,
+		    &w->ckpt, err)) == -1) {
+			store_sqlite_disconnect(w->conn);
+			w->conn = NULL;
+		}
+	}
 	(void)pthread_mutex_unlock(&w->lock);
 	return rc;
 }
@@ -209,6 +216,7 @@ store_sqlite_writer_free(struct store_sqlite_writer *w)
 	 * its connection is the parent's (SQLite: a connection must not be
 	 * used across fork()): both are left alone */
 	if (w->pid == getpid()) {
+		store_sqlite_ckpt_stop(w->ckpt, w->conn);
 		store_sqlite_disconnect(w->conn);
 		(void)pthread_cond_destroy(&w->cond);
 		(void)pthread_mutex_destroy(&w->lock);
@@ -501,4 +509,11 @@ store_sqlite_writer_counts(struct store_sqlite_writer *w, size_t *queued,
 	*queued = n;
 	*batches = w->batches;
 	(void)pthread_mutex_unlock(&w->lock);
+}
+
+/* The checkpoints run for w's file (store_sqlite_int.h). */
+uint64_t
+store_sqlite_writer_ckpt_runs(struct store_sqlite_writer *w)
+{
+	return store_sqlite_ckpt_runs(w->ckpt);
 }

@@ -325,6 +325,67 @@ test_hash(void **state)
 	free(plain);
 }
 
+/* The hashes of um one by one equal payload_content_hashes' (v1, v2 and
+ * every field digest). */
+static void
+t_hashes_agree(struct arena *a, const struct ebms_user_message *um)
+{
+	unsigned char v1[32], v2[32], w1[32], w2[32];
+	unsigned char *f1 = NULL, *f2 = NULL;
+	size_t n1 = 0, n2 = 0;
+
+	assert_int_equal(payload_content_hash(um, v1), 0);
+	assert_int_equal(payload_content_hash2(a, um, v2, &f1, &n1), 0);
+	assert_int_equal(payload_content_hashes(a, um, w2, &f2, &n2, w1), 0);
+	assert_memory_equal(w1, v1, 32);
+	assert_memory_equal(w2, v2, 32);
+	assert_int_equal(n2, n1);
+	assert_memory_equal(f2, f1, n1);
+}
+
+/* payload_content_hashes (both versions in one pass over the bytes) gives
+ * what the two hashes give apart: three parts (empty, of several spool
+ * pieces and spooled, small), none, and one spooled part. */
+static void
+test_hashes_one_pass(void **state)
+{
+	size_t big = 2 * CH + 5, i;
+	unsigned char *plain = malloc(big);
+	struct arena *a = arena_new(0);
+	struct spool *sp = NULL;
+	struct ebms_part parts[3];
+	struct t_msg m;
+	struct err err;
+
+	(void)state;
+	assert_non_null(plain);
+	for (i = 0; i < big; i++)
+		plain[i] = (unsigned char)(i * 13 + 1);
+	err_clear(&err);
+	assert_int_equal(spool_new(t_dirname, 0, 0, &sp, &err), 0);
+	(void)spool_bind(sp);
+	t_msg_init(&m, t_spooled(sp, plain, big), big);
+	t_hashes_agree(a, &m.um);
+	parts[0] = m.part;
+	parts[0].data = NULL;
+	parts[0].len = 0;
+	parts[1] = m.part;
+	parts[1].href = NULL;
+	parts[2] = m.part;
+	parts[2].href = "urn:other";
+	parts[2].data = (const unsigned char *)"small";
+	parts[2].len = 5;
+	m.um.parts = parts;
+	m.um.n_parts = 3;
+	t_hashes_agree(a, &m.um);
+	m.um.n_parts = 0;
+	t_hashes_agree(a, &m.um);
+	(void)spool_bind(NULL);
+	spool_free(sp);
+	arena_free(a);
+	free(plain);
+}
+
 static int
 t_setup(void **state)
 {
@@ -349,6 +410,7 @@ main(void)
 		cmocka_unit_test(test_bomb),
 		cmocka_unit_test(test_spill),
 		cmocka_unit_test(test_hash),
+		cmocka_unit_test(test_hashes_one_pass),
 	};
 
 	return cmocka_run_group_tests(tests, t_setup, t_teardown);

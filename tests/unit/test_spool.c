@@ -60,6 +60,29 @@ t_rss_kib(void)
 	return kib;
 }
 
+/* Rss (KiB) of this process's mapping that starts at addr (smaps). */
+static long
+t_map_rss_kib(const void *addr)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	unsigned long lo = 0, hi = 0;
+	char perms[8];
+	long kib = -1;
+	int in = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		/* a mapping's header: "lo-hi perms offset dev inode path" */
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3)
+			in = lo == (unsigned long)(uintptr_t)addr;
+		else if (in && sscanf(line, "Rss: %ld kB", &kib) == 1)
+			break;
+	}
+	fclose(f);
+	return kib;
+}
+
 static void
 t_roundtrip(void **state)
 {
@@ -175,6 +198,48 @@ t_done_releases(void **state)
 	free(dir);
 }
 
+/*
+ * A bound reader's spool_done() maps the next SPOOL_CHUNK ahead of it
+ * (MADV_POPULATE_READ: one call instead of a page fault per 16 pages) while
+ * it releases the piece behind, so the mapping's resident part stays about
+ * one chunk; at the end of the file nothing is mapped beyond it.
+ */
+static void
+t_done_maps_ahead(void **state)
+{
+	struct err err = {0};
+	struct spool *sp;
+	struct spool_file *f;
+	const unsigned char *m;
+	unsigned char block[65536];
+	char *dir = t_dir();
+	size_t i, n = 8 * SPOOL_CHUNK;
+	long r0, r1, r2;
+
+	(void)state;
+	memset(block, 'b', sizeof(block));
+	assert_int_equal(spool_new(dir, 0, 0, &sp, &err), 0);
+	assert_int_equal(spool_file(sp, &f, &err), 0);
+	for (i = 0; i < n; i += sizeof(block))
+		assert_int_equal(spool_write(f, block, sizeof(block), &err), 0);
+	assert_int_equal(spool_map(f, &m, &err), 0);
+	assert_null(spool_bind(sp));
+	r0 = t_map_rss_kib(m);
+	assert_true(r0 >= 0 && r0 < 512);       /* nothing read yet */
+	spool_done(m, SPOOL_CHUNK);             /* chunk 1 mapped ahead */
+	r1 = t_map_rss_kib(m);
+	assert_true(r1 >= 1000);
+	for (i = 1; i < 8; i++)
+		spool_done(m + i * SPOOL_CHUNK, SPOOL_CHUNK);
+	r2 = t_map_rss_kib(m);
+	assert_true(r2 < 512);                  /* all released, none ahead */
+	assert_int_equal(m[n - 1], 'b');
+	(void)spool_bind(NULL);
+	spool_free(sp);
+	rmdir(dir);
+	free(dir);
+}
+
 static void
 t_room(void **state)
 {
@@ -194,6 +259,7 @@ main(void)
 		cmocka_unit_test(t_roundtrip),
 		cmocka_unit_test(t_budget),
 		cmocka_unit_test(t_done_releases),
+		cmocka_unit_test(t_done_maps_ahead),
 		cmocka_unit_test(t_room),
 	};
 
