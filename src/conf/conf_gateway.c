@@ -101,10 +101,9 @@ conf_limits_default(struct conf_limits *lim)
 	lim->max_envelope_bytes = 4u * 1024u * 1024u;
 	lim->header_timeout_s = 10;
 	lim->max_sbdh_value_bytes = 1024;
-	/* payload.h PAYLOAD_*_DEFAULT */
-	lim->max_decompressed_bytes = (size_t)8 << 30;
-	lim->max_decompression_ratio = 1000;
-	lim->max_decompressed_total_bytes = (size_t)8 << 30;
+	lim->max_decompressed_bytes = CONF_MAX_DECOMPRESSED_DEFAULT;
+	lim->max_decompression_ratio = CONF_MAX_DECOMPRESSION_RATIO_DEFAULT;
+	lim->max_decompressed_total_bytes = CONF_MAX_DECOMPRESSED_TOTAL_DEFAULT;
 	lim->spool_threshold_bytes = (size_t)1 << 20;
 	lim->spool_reserve_bytes = (size_t)256 << 20;
 }
