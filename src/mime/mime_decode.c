@@ -89,16 +89,6 @@ mime_out_finish(struct mime_out *o, struct mime_part *part, struct err *err)
 	return 0;
 }
 
-/* Release [*rel, p) of the input once it reaches a chunk (spool.h). */
-static void
-mime_done_behind(const unsigned char **rel, const unsigned char *p)
-{
-	if ((size_t)(p - *rel) >= SPOOL_CHUNK) {
-		spool_done(*rel, (size_t)(p - *rel));
-		*rel = p;
-	}
-}
-
 /* RFC 4648 4 alphabet. */
 static int
 mime_is_b64(unsigned char c)
@@ -129,7 +119,7 @@ mime_b64_check(const unsigned char *p, size_t len, struct err *err)
 	size_t n = 0, pad = 0;
 
 	for (; p < end; p++) {
-		mime_done_behind(&rel, p);
+		spool_done_behind(&rel, p);
 		if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
 			continue;
 		if (*p == '=')
@@ -288,7 +278,7 @@ mime_qp(struct arena *a, const unsigned char *p, size_t len,
 		if ((used = mime_qp_step(p, end, &o, err)) <= 0)
 			return -1;
 		p += used;
-		mime_done_behind(&rel, p);
+		spool_done_behind(&rel, p);
 	}
 	return mime_out_finish(&o, part, err);
 }
