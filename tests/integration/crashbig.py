@@ -85,23 +85,11 @@ def write_config(path, pki, dsn, listen, spool, size):
             _leg('big-sec', ACTION['sec'],
                  f'<security signing="required" encryption="required">{signer}</security>'))
     body = size + size // 4 + 16 * MIB
-    with open(path, 'w') as f:
-        f.write(f'''<?xml version="1.0" encoding="UTF-8"?>
-<as4gw xmlns="urn:as4gw:config:1">
-  <gateway>
-    <listen>{listen}</listen>
-    <store>{dsn}</store>
-    <threads>2</threads>
-    <signing><certificate>{pki}/gateway.crt</certificate><key>{pki}/gateway.key</key></signing>
-    <limits>
-      <maxBodyBytes>{body}</maxBodyBytes>
-      <requestMemoryBytes>{max(256 * MIB, 8 * size)}</requestMemoryBytes>
-      <requestDeadlineSeconds>600</requestDeadlineSeconds>
-      {SPOOL_LIMITS.format(spool=spool, threshold=SPOOL_THRESHOLD)}
-    </limits>
-  </gateway>
-{legs}</as4gw>
-''')
+    limits = (f'<maxBodyBytes>{body}</maxBodyBytes>'
+              f'<requestMemoryBytes>{max(256 * MIB, 8 * size)}</requestMemoryBytes>'
+              '<requestDeadlineSeconds>600</requestDeadlineSeconds>' +
+              SPOOL_LIMITS.format(spool=spool, threshold=SPOOL_THRESHOLD))
+    crashlib.write_config(path, pki, dsn, listen, threads=2, limits=limits, legs=legs)
 
 
 # the spool keys of <limits> (issue 14)
