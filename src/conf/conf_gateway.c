@@ -358,19 +358,11 @@ static int
 conf_retention(const struct conf_ctx *x, const xmlNode *gw)
 {
 	xmlNodePtr n = xml_child(gw, CONF_NS, "retentionDays");
-	unsigned long long v;
-	int r;
 
-	r = conf_uint(x, gw, "retentionDays", 1, CONF_DAYS_MAX, &v);
-	if (r == -1)
+	if (conf_days(x, gw, "retentionDays", &x->c->retention_days) == -1 ||
+	    conf_days(x, gw, "partnerRetryWindowDays",
+	    &x->c->retry_window_days) == -1)
 		return -1;
-	if (r == 1)
-		x->c->retention_days = (int)v;
-	r = conf_uint(x, gw, "partnerRetryWindowDays", 1, CONF_DAYS_MAX, &v);
-	if (r == -1)
-		return -1;
-	if (r == 1)
-		x->c->retry_window_days = (int)v;
 	/* DESIGN.md: never purge before a partner may stop retrying, or a late
 	 * retry would be accepted as new and processed twice. */
 	if (x->c->retention_days < x->c->retry_window_days)
