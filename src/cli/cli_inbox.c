@@ -351,6 +351,52 @@ out:
 	return s;
 }
 
+/* What show and export hold while they run: the store, an arena, the
+ * rows found. */
+struct cli_inbox_run {
+	struct store *s;
+	struct arena *a;
+	struct store_found *f;
+};
+
+/*
+ * The preamble of show and export: open the store, find o->id (from
+ * o->from, if given) into r (cli_inbox_end frees it).  1 found, 0 not
+ * found, -1 failure (reported; a store error with hint, if not NULL, on
+ * the next line).
+ */
+static int
+cli_inbox_find(const struct cli_inbox_opts *o, const char *hint,
+    struct cli_inbox_run *r)
+{
+	struct err err = {0};
+	int rc;
+
+	r->a = NULL;
+	r->f = NULL;
+	if ((r->s = cli_inbox_open(o)) == NULL)
+		return -1;
+	if ((r->a = arena_new(0)) == NULL) {
+		cli_fail("", "out of memory");
+		return -1;
+	}
+	rc = store_find(r->s, o->id, o->from, r->a, &r->f, &err);
+	if (rc == -1) {
+		cli_fail("store: ", err.msg);
+		if (hint != NULL)
+			(void)fprintf(stderr, "as4gw: %s\n", hint);
+	}
+	return rc;
+}
+
+/* Free what cli_inbox_find left in r. */
+static void
+cli_inbox_end(struct cli_inbox_run *r)
+{
+	arena_free(r->a);
+	store_close(r->s);
+}
+
 /* Print every row found; 0, or -1 when one could not be printed. */
 static int
 cli_inbox_show_rows(const struct cli_inbox_opts *o,
@@ -378,10 +424,7 @@ static int
 cli_inbox_show(int argc, char **argv)
 {
 	struct cli_inbox_opts o;
-	struct store_found *f = NULL;
-	struct store *s = NULL;
-	struct arena *a = NULL;
-	struct err err = {0};
+	struct cli_inbox_run r = {0};
 	int rc;
 
 	if ((rc = cli_inbox_parse(argc, argv, &o)) != 0)
@@ -391,17 +434,9 @@ cli_inbox_show(int argc, char **argv)
 		return 2;
 	}
 	rc = 1;
-	if ((s = cli_inbox_open(&o)) == NULL)
-		goto out;
-	if ((a = arena_new(0)) == NULL) {
-		cli_fail("", "out of memory");
-		goto out;
-	}
-	switch (store_find(s, o.id, o.from, a, &f, &err)) {
+	switch (cli_inbox_find(&o, "(has `as4gw migrate` run on this store?)",
+	    &r)) {
 	case -1:
-		cli_fail("store: ", err.msg);
-		(void)fputs("as4gw: (has `as4gw migrate` run on this store?)\n",
-		    stderr);
 		break;
 	case 0:
 		(void)fputs("as4gw: no message \"", stderr);
@@ -412,13 +447,11 @@ cli_inbox_show(int argc, char **argv)
 		    "\" in the inbox\n", stderr);
 		break;
 	default:
-		rc = cli_inbox_show_rows(&o, f, a) == 0 ? 0 : 1;
+		rc = cli_inbox_show_rows(&o, r.f, r.a) == 0 ? 0 : 1;
 		break;
 	}
-out:
 	(void)fflush(stdout);
-	arena_free(a);
-	store_close(s);
+	cli_inbox_end(&r);
 	return rc;
 }
 
@@ -472,10 +505,7 @@ static int
 cli_inbox_export(int argc, char **argv)
 {
 	struct cli_inbox_opts o;
-	struct store_found *f = NULL;
-	struct store *s = NULL;
-	struct arena *a = NULL;
-	struct err err = {0};
+	struct cli_inbox_run r = {0};
 	int rc;
 
 	if ((rc = cli_inbox_parse(argc, argv, &o)) != 0)
@@ -487,26 +517,17 @@ cli_inbox_export(int argc, char **argv)
 	if (o.part == -1)
 		o.part = 0;
 	rc = 1;
-	if ((s = cli_inbox_open(&o)) == NULL)
-		goto out;
-	if ((a = arena_new(0)) == NULL) {
-		cli_fail("", "out of memory");
-		goto out;
-	}
-	switch (store_find(s, o.id, o.from, a, &f, &err)) {
+	switch (cli_inbox_find(&o, NULL, &r)) {
 	case -1:
-		cli_fail("store: ", err.msg);
 		break;
 	case 0:
 		(void)fputs("as4gw: no such message in the inbox\n", stderr);
 		break;
 	default:
-		rc = cli_inbox_export_part(s, &o, f) == 0 ? 0 : 1;
+		rc = cli_inbox_export_part(r.s, &o, r.f) == 0 ? 0 : 1;
 		break;
 	}
-out:
-	arena_free(a);
-	store_close(s);
+	cli_inbox_end(&r);
 	return rc;
 }
 

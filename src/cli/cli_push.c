@@ -79,25 +79,6 @@ cli_push_client_cleanup(void *p)
 	cli_replay_client_free(p);
 }
 
-/* Write len bytes to a new file at path. */
-static int
-cli_push_write_file(const char *path, const void *data, size_t len,
-		    struct err *err)
-{
-	FILE *f = fopen(path, "wb");
-	int bad;
-
-	if (f == NULL)
-		return err_set(err, ERR_IO, NULL,
-			       "could not create file \"%s\": %m", path);
-	bad = fwrite(data, 1, len, f) != len;
-	bad |= fclose(f) != 0;
-	if (bad)
-		return err_set(err, ERR_IO, NULL,
-			       "could not write file \"%s\": %m", path);
-	return 0;
-}
-
 /* The body's length: in memory, or the ranges of a large message. */
 static uint64_t
 cli_push_body_size(const struct cli_push_msg *m)
@@ -114,9 +95,28 @@ cli_push_fwrite_body(const struct cli_push_msg *m, FILE *f)
 	return fwrite(m->body.data, 1, m->body.len, f) == m->body.len ? 0 : -1;
 }
 
-/* The body to a new file at path. */
+/* Writes what arg stands for to f: 0, or -1 (cli_push_write_file). */
+typedef int (*cli_push_put_fn)(FILE *f, const void *arg);
+
+/* cli_push_put_fn: arg is a message, its body. */
 static int
-cli_push_write_body(const char *path, const struct cli_push_msg *m,
+cli_push_put_body(FILE *f, const void *arg)
+{
+	return cli_push_fwrite_body(arg, f);
+}
+
+/* cli_push_put_fn: arg is a string, its bytes. */
+static int
+cli_push_put_text(FILE *f, const void *arg)
+{
+	size_t len = strlen(arg);
+
+	return fwrite(arg, 1, len, f) == len ? 0 : -1;
+}
+
+/* A new file at path with what put writes of arg. */
+static int
+cli_push_write_file(const char *path, cli_push_put_fn put, const void *arg,
 		    struct err *err)
 {
 	FILE *f = fopen(path, "wb");
@@ -125,7 +125,7 @@ cli_push_write_body(const char *path, const struct cli_push_msg *m,
 	if (f == NULL)
 		return err_set(err, ERR_IO, NULL,
 			       "could not create file \"%s\": %m", path);
-	bad = cli_push_fwrite_body(m, f) == -1;
+	bad = put(f, arg) == -1;
 	bad |= fclose(f) != 0;
 	if (bad)
 		return err_set(err, ERR_IO, NULL,
@@ -144,8 +144,8 @@ cli_push_save(struct arena *a, const char *path, const struct cli_push_msg *m,
 
 	if (ct_path == NULL || ct_line == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
-	if (cli_push_write_body(path, m, err) == -1 ||
-	    cli_push_write_file(ct_path, ct_line, strlen(ct_line), err) == -1)
+	if (cli_push_write_file(path, cli_push_put_body, m, err) == -1 ||
+	    cli_push_write_file(ct_path, cli_push_put_text, ct_line, err) == -1)
 		return -1;
 	return 0;
 }

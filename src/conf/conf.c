@@ -193,6 +193,19 @@ conf_uint(const struct conf_ctx *x, const xmlNode *parent, const char *name,
 	return 1;
 }
 
+/* A number of days: retentionDays, partnerRetryWindowDays (conf_int.h). */
+int
+conf_days(const struct conf_ctx *x, const xmlNode *parent, const char *name,
+    int *ret)
+{
+	unsigned long long v;
+	int r = conf_uint(x, parent, name, 1, CONF_DAYS_MAX, &v);
+
+	if (r == 1)
+		*ret = (int)v;
+	return r;
+}
+
 /* Malloc'd path: rel as is if absolute or the file has no directory part,
  * else the config file's directory + rel. */
 char *

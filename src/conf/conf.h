@@ -383,6 +383,13 @@ int conf_cidr_match(const struct conf_cidr *c, int family, const void *addr);
 /* The default limits documented in struct conf_limits. */
 void conf_limits_default(struct conf_limits *lim);
 
+/* The defaults of the gzip decompression caps (maxDecompressedBytes,
+ * maxDecompressionRatio, maxDecompressedTotalBytes), one name each: the
+ * payload module's own defaults (payload_limits_default) are these. */
+#define CONF_MAX_DECOMPRESSED_DEFAULT ((size_t)8 << 30)
+#define CONF_MAX_DECOMPRESSION_RATIO_DEFAULT 1000u
+#define CONF_MAX_DECOMPRESSED_TOTAL_DEFAULT ((size_t)8 << 30)
+
 /* 1 when every <limits> key (the one table conf_gateway.c reads them by)
  * has the same value in a and b, else 0: what a reload compares, so a key
  * added to the table can never be missed. */

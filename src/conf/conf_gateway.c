@@ -101,10 +101,9 @@ conf_limits_default(struct conf_limits *lim)
 	lim->max_envelope_bytes = 4u * 1024u * 1024u;
 	lim->header_timeout_s = 10;
 	lim->max_sbdh_value_bytes = 1024;
-	/* payload.h PAYLOAD_*_DEFAULT */
-	lim->max_decompressed_bytes = (size_t)8 << 30;
-	lim->max_decompression_ratio = 1000;
-	lim->max_decompressed_total_bytes = (size_t)8 << 30;
+	lim->max_decompressed_bytes = CONF_MAX_DECOMPRESSED_DEFAULT;
+	lim->max_decompression_ratio = CONF_MAX_DECOMPRESSION_RATIO_DEFAULT;
+	lim->max_decompressed_total_bytes = CONF_MAX_DECOMPRESSED_TOTAL_DEFAULT;
 	lim->spool_threshold_bytes = (size_t)1 << 20;
 	lim->spool_reserve_bytes = (size_t)256 << 20;
 }
@@ -359,19 +358,11 @@ static int
 conf_retention(const struct conf_ctx *x, const xmlNode *gw)
 {
 	xmlNodePtr n = xml_child(gw, CONF_NS, "retentionDays");
-	unsigned long long v;
-	int r;
 
-	r = conf_uint(x, gw, "retentionDays", 1, CONF_DAYS_MAX, &v);
-	if (r == -1)
+	if (conf_days(x, gw, "retentionDays", &x->c->retention_days) == -1 ||
+	    conf_days(x, gw, "partnerRetryWindowDays",
+	    &x->c->retry_window_days) == -1)
 		return -1;
-	if (r == 1)
-		x->c->retention_days = (int)v;
-	r = conf_uint(x, gw, "partnerRetryWindowDays", 1, CONF_DAYS_MAX, &v);
-	if (r == -1)
-		return -1;
-	if (r == 1)
-		x->c->retry_window_days = (int)v;
 	/* DESIGN.md: never purge before a partner may stop retrying, or a late
 	 * retry would be accepted as new and processed twice. */
 	if (x->c->retention_days < x->c->retry_window_days)

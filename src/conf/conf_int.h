@@ -85,6 +85,11 @@ int conf_uint(const struct conf_ctx *x, const xmlNode *parent,
     const char *name, unsigned long long min, unsigned long long max,
     unsigned long long *ret);
 
+/* A number of days (parent's child `name`, 1 .. CONF_DAYS_MAX) into
+ * *ret: as conf_uint (*ret untouched unless 1). */
+int conf_days(const struct conf_ctx *x, const xmlNode *parent,
+    const char *name, int *ret);
+
 /* Malloc'd path: rel as is if absolute or the file has no directory part,
  * else joined to the config directory; NULL on allocation failure. */
 char *conf_resolve(const struct conf_ctx *x, const char *rel);

@@ -529,11 +529,9 @@ conf_leg_numbers(const struct conf_ctx *x, const xmlNode *node,
 	unsigned long long v;
 	int r;
 
-	r = conf_uint(x, node, "retentionDays", 1, CONF_DAYS_MAX, &v);
+	r = conf_days(x, node, "retentionDays", &leg->retention_days);
 	if (r == -1)
 		return -1;
-	if (r == 1)
-		leg->retention_days = (int)v;
 	if (r == 1 && leg->retention_days < x->c->retry_window_days)
 		return conf_fail(x, xml_child(node, CONF_NS, "retentionDays"),
 		    "pmode \"%s\": retentionDays (%d) is shorter than "

@@ -145,10 +145,7 @@ mime_delim_find(const unsigned char *p, const unsigned char *end,
 		} else {
 			p = mime_next_line(p, end);
 		}
-		if ((size_t)(p - rel) >= SPOOL_CHUNK) {
-			spool_done(rel, (size_t)(p - rel));
-			rel = p;
-		}
+		spool_done_behind(&rel, p);
 	}
 	return found;
 }

@@ -15,14 +15,12 @@
 #include "../spool/spool.h"
 #include "../util/codec.h"
 
-/* What a spooled decoder collects before it writes. */
-#define MIME_OUT_BUF ((size_t)64 << 10)
-
-/* Decoded output: the whole of it in the arena, or a spool file. */
+/* Decoded output: the whole of it in the arena, or a spool file (which
+ * buffers its own writes: spool_write). */
 struct mime_out {
-	unsigned char *buf;
+	unsigned char *buf;     /* f NULL: cap bytes for it all */
 	size_t len, cap;
-	struct spool_file *f;   /* NULL: buf (cap bytes) takes it all */
+	struct spool_file *f;   /* not NULL: the output goes here */
 };
 
 /* Output for up to max decoded bytes: a spool file when the request's
@@ -34,37 +32,27 @@ mime_out_open(struct arena *a, size_t max, struct mime_out *o,
 	struct spool *sp = spool_bound();
 
 	memset(o, 0, sizeof(*o));
-	if (spool_want(sp, max) && spool_file(sp, &o->f, err) == -1)
-		return -1;
-	o->cap = o->f != NULL ? MIME_OUT_BUF : max + 1;
+	if (spool_want(sp, max))
+		return spool_file(sp, &o->f, err);
+	o->cap = max + 1;
 	o->buf = arena_alloc(a, o->cap);
 	if (o->buf == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	return 0;
 }
 
-/* Append n bytes; a full spool buffer is written out. */
+/* Append n bytes. */
 static int
 mime_out_put(struct mime_out *o, const unsigned char *p, size_t n,
     struct err *err)
 {
-	size_t k;
-
-	while (n > 0) {
-		if (o->len == o->cap) {
-			if (o->f == NULL)     /* not reached: cap is the bound */
-				return err_set(err, ERR_INTERNAL, NULL,
-				    "mime: decoded part overflows");
-			if (spool_write(o->f, o->buf, o->len, err) == -1)
-				return -1;
-			o->len = 0;
-		}
-		k = o->cap - o->len < n ? o->cap - o->len : n;
-		memcpy(o->buf + o->len, p, k);
-		o->len += k;
-		p += k;
-		n -= k;
-	}
+	if (o->f != NULL)
+		return spool_write(o->f, p, n, err);
+	if (n > o->cap - o->len)      /* not reached: cap is the bound */
+		return err_set(err, ERR_INTERNAL, NULL,
+		    "mime: decoded part overflows");
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
 	return 0;
 }
 
@@ -79,24 +67,13 @@ mime_out_finish(struct mime_out *o, struct mime_part *part, struct err *err)
 		part->len = o->len;
 		return 0;
 	}
-	if ((o->len > 0 && spool_write(o->f, o->buf, o->len, err) == -1) ||
-	    spool_map(o->f, &m, err) == -1)
+	if (spool_map(o->f, &m, err) == -1)
 		return -1;
 	if (spool_size(o->f) > SIZE_MAX)
 		return err_set(err, ERR_INTERNAL, NULL, "mime: part too large");
 	part->data = m;
 	part->len = (size_t)spool_size(o->f);
 	return 0;
-}
-
-/* Release [*rel, p) of the input once it reaches a chunk (spool.h). */
-static void
-mime_done_behind(const unsigned char **rel, const unsigned char *p)
-{
-	if ((size_t)(p - *rel) >= SPOOL_CHUNK) {
-		spool_done(*rel, (size_t)(p - *rel));
-		*rel = p;
-	}
 }
 
 /* RFC 4648 4 alphabet. */
@@ -129,7 +106,7 @@ mime_b64_check(const unsigned char *p, size_t len, struct err *err)
 	size_t n = 0, pad = 0;
 
 	for (; p < end; p++) {
-		mime_done_behind(&rel, p);
+		spool_done_behind(&rel, p);
 		if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
 			continue;
 		if (*p == '=')
@@ -288,7 +265,7 @@ mime_qp(struct arena *a, const unsigned char *p, size_t len,
 		if ((used = mime_qp_step(p, end, &o, err)) <= 0)
 			return -1;
 		p += used;
-		mime_done_behind(&rel, p);
+		spool_done_behind(&rel, p);
 	}
 	return mime_out_finish(&o, part, err);
 }

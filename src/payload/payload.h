@@ -139,16 +139,12 @@ struct payload_limits {
 	size_t max_total_bytes;        /* all parts of one message; default 8 GiB */
 };
 
-/* The defaults (config <limits> maxDecompressedBytes,
- * maxDecompressionRatio, maxDecompressedTotalBytes; issue 14): an 8 GiB
- * payload passes, a bomb of zeroes (deflate's ~1030:1) stops at the ratio
- * after 1 MiB of output.  Below the spool threshold the request's memory
- * budget bounds a part long before these. */
-#define PAYLOAD_MAX_DECOMPRESSED_DEFAULT ((size_t)8 << 30)
-#define PAYLOAD_MAX_RATIO_DEFAULT 1000u
-#define PAYLOAD_MAX_DECOMPRESSED_TOTAL_DEFAULT ((size_t)8 << 30)
-
-/* Fill lim with the defaults named above. */
+/* Fill lim with the defaults of the config's <limits> keys
+ * maxDecompressedBytes, maxDecompressionRatio, maxDecompressedTotalBytes
+ * (conf.h CONF_MAX_DECOMPRESS*_DEFAULT, the one place they are named;
+ * issue 14): an 8 GiB payload passes, a bomb of zeroes (deflate's
+ * ~1030:1) stops at the ratio after 1 MiB of output.  Below the spool
+ * threshold the request's memory budget bounds a part long before these. */
 void payload_limits_default(struct payload_limits *lim);
 
 /*

@@ -27,6 +27,7 @@
 #define ZLIB_CONST   /* next_in is const: the part's bytes are not ours */
 #include <zlib.h>
 
+#include "../conf/conf.h"
 #include "../spool/spool.h"
 
 #define PAYLOAD_GZIP_TYPE "application/gzip"
@@ -66,13 +67,13 @@ struct payload_run {
 	size_t done;          /* input released with spool_done() so far */
 };
 
-/* Fill lim with the defaults documented in payload.h. */
+/* Fill lim with the defaults documented in payload.h (conf.h's). */
 void
 payload_limits_default(struct payload_limits *lim)
 {
-	lim->max_decompressed_bytes = PAYLOAD_MAX_DECOMPRESSED_DEFAULT;
-	lim->max_ratio = PAYLOAD_MAX_RATIO_DEFAULT;
-	lim->max_total_bytes = PAYLOAD_MAX_DECOMPRESSED_TOTAL_DEFAULT;
+	lim->max_decompressed_bytes = CONF_MAX_DECOMPRESSED_DEFAULT;
+	lim->max_ratio = CONF_MAX_DECOMPRESSION_RATIO_DEFAULT;
+	lim->max_total_bytes = CONF_MAX_DECOMPRESSED_TOTAL_DEFAULT;
 }
 
 /* Is run over a cap, given the input zlib has consumed so far?  -1 a cap

@@ -270,6 +270,15 @@ spool_done(const void *p, size_t n)
 	}
 }
 
+void
+spool_done_behind(const unsigned char **rel, const unsigned char *p)
+{
+	if ((size_t)(p - *rel) >= SPOOL_CHUNK) {
+		spool_done(*rel, (size_t)(p - *rel));
+		*rel = p;
+	}
+}
+
 struct spool *
 spool_bind(struct spool *sp)
 {

@@ -85,6 +85,13 @@ int spool_map(struct spool_file *f, const unsigned char **ret,
 void spool_done(const void *p, size_t n);
 
 /*
+ * A reader moving front to back, now at p, released up to *rel: once
+ * [*rel, p) reaches SPOOL_CHUNK bytes it is spool_done() and *rel moves
+ * to p (the one way every scanner releases what it has passed).
+ */
+void spool_done_behind(const unsigned char **rel, const unsigned char *p);
+
+/*
  * Bind sp to the calling thread for spool_done() and spool_bound() (the
  * request's worker binds its spool for the length of the request and
  * unbinds with NULL).  Returns the previous binding.

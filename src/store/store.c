@@ -504,3 +504,37 @@ store_migration_next(const char *backend, size_t *pos)
 	}
 	return NULL;
 }
+
+/* store_chunk_give (store_int.h). */
+int
+store_chunk_give(store_read_fn fn, void *ctx, const void *p, size_t n,
+    struct err *err)
+{
+	if (fn(ctx, n > 0 ? p : (const void *)"", n) == 0)
+		return 0;
+	return err_set(err, ERR_IO, NULL, "payload reader stopped");
+}
+
+/* store_chunk_take (store_int.h): the checks of store_payload_read. */
+int
+store_chunk_take(struct store_chunk_rd *rd, int64_t no, const void *p,
+    int64_t n, struct err *err)
+{
+	if (no != rd->no || n <= 0 || n > rd->size - rd->total)
+		return err_set(err, ERR_STORE, NULL, "could not read payload:"
+		    " chunk %" PRId64 " missing or out of order", rd->no);
+	rd->no++;
+	rd->total += n;
+	return store_chunk_give(rd->fn, rd->ctx, p, (size_t)n, err);
+}
+
+/* store_chunk_end (store_int.h). */
+int
+store_chunk_end(const struct store_chunk_rd *rd, struct err *err)
+{
+	if (rd->total != rd->size)
+		return err_set(err, ERR_STORE, NULL, "could not read payload:"
+		    " its chunks hold %" PRId64 " of %" PRId64 " bytes",
+		    rd->total, rd->size);
+	return 0;
+}

@@ -57,4 +57,38 @@ enum store_found_col {
 int store_found_row(struct arena *a, const char *const *cols,
     struct store_found **head, struct store_found **tail, struct err *err);
 
+/*
+ * A payload read back in chunks (store_payload_read, issue 14), the checks
+ * both backends run on every chunk row: numbered 0, 1, 2 ... in order,
+ * each non-empty and within the payload row's size, and all of them
+ * adding up to it, so a gap is ERR_STORE, never short output that looks
+ * whole.  Fill fn, ctx and size; total and no start at 0.
+ */
+struct store_chunk_rd {
+	store_read_fn fn;
+	void *ctx;
+	int64_t size;                 /* the payload row's size */
+	int64_t total;                /* bytes given so far */
+	int64_t no;                   /* the chunk_no expected next */
+};
+
+/*
+ * One chunk row, numbered no, n bytes at p: checked, then given to
+ * rd->fn.  0 go on; -1 stop: ERR_STORE "chunk N missing or out of order",
+ * or the reader stopped (store_chunk_give).
+ */
+int store_chunk_take(struct store_chunk_rd *rd, int64_t no, const void *p,
+    int64_t n, struct err *err);
+
+/* After the last chunk row: 0 when the chunks held rd->size bytes, else
+ * -1 ERR_STORE. */
+int store_chunk_end(const struct store_chunk_rd *rd, struct err *err);
+
+/*
+ * One piece of n bytes at p (NULL when n is 0) to fn: 0, or -1 with err
+ * ERR_IO "payload reader stopped" unless fn set err (store_read_fn).
+ */
+int store_chunk_give(store_read_fn fn, void *ctx, const void *p, size_t n,
+    struct err *err);
+
 #endif

@@ -22,12 +22,12 @@
  */
 #include "store.h"
 
-#include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <libpq-fe.h>
 
+#include "store_int.h"
 #include "store_pg_int.h"
 #include "../spool/spool.h"
 #include "../util/buf.h"
@@ -161,43 +161,27 @@ store_pg_chunk_drain(struct store_pg *s, int cancel)
 		PQclear(res);
 }
 
-/* A read of chunks in progress. */
-struct store_pg_chunk_rd {
-	store_read_fn fn;
-	void *ctx;
-	int64_t size;                 /* the payload row's size */
-	int64_t total;                /* bytes given so far */
-	int64_t no;                   /* the chunk_no expected next */
-};
-
-/* One row of the chunk query: check its number and size, give it to fn.
- * 0 go on, -1 stop (err set). */
+/* One row of the chunk query to store_chunk_take (store_int.h): 0 go on,
+ * -1 stop (err set). */
 static int
-store_pg_chunk_give(const PGresult *res, struct store_pg_chunk_rd *rd,
+store_pg_chunk_give(const PGresult *res, struct store_chunk_rd *rd,
     struct err *err)
 {
-	int n = PQgetlength(res, 0, 1);
+	int64_t no = PQgetlength(res, 0, 0) == 4 ?
+	    (int64_t)store_pg_get(PQgetvalue(res, 0, 0), 4) : -1;
 
-	if (PQgetlength(res, 0, 0) != 4 ||
-	    (int64_t)store_pg_get(PQgetvalue(res, 0, 0), 4) != rd->no ||
-	    n <= 0 || (int64_t)n > rd->size - rd->total)
-		return err_set(err, ERR_STORE, NULL, "could not read payload:"
-		    " chunk %" PRId64 " missing or out of order", rd->no);
-	rd->no++;
-	rd->total += n;
-	if (rd->fn(rd->ctx, (const unsigned char *)PQgetvalue(res, 0, 1),
-	    (size_t)n) != 0)
-		return err_set(err, ERR_IO, NULL, "payload reader stopped");
-	return 0;
+	return store_chunk_take(rd, no, PQgetvalue(res, 0, 1),
+	    PQgetlength(res, 0, 1), err);
 }
 
 /* The chunks of a payload of size bytes, in order, to fn (single-row
- * mode); a gap or a total other than size is ERR_STORE. */
+ * mode); a gap or a total other than size is ERR_STORE
+ * (store_chunk_take, store_chunk_end). */
 static int
 store_pg_chunk_stream(struct store_pg *s, const struct store_payload_key *k,
     int64_t size, store_read_fn fn, void *ctx, struct err *err)
 {
-	struct store_pg_chunk_rd rd = { fn, ctx, size, 0, 0 };
+	struct store_chunk_rd rd = { fn, ctx, size, 0, 0 };
 	PGresult *res;
 	int rc = 0, failed = 0, sent;
 
@@ -221,11 +205,7 @@ store_pg_chunk_stream(struct store_pg *s, const struct store_payload_key *k,
 		PQclear(res);
 	}
 	store_pg_chunk_drain(s, rc == -1 && !failed);
-	if (rc == 0 && rd.total != size)
-		rc = err_set(err, ERR_STORE, NULL, "could not read payload:"
-		    " its chunks hold %" PRId64 " of %" PRId64 " bytes",
-		    rd.total, size);
-	return rc;
+	return rc == 0 ? store_chunk_end(&rd, err) : -1;
 }
 
 /* The payload row of k, then (chunked) its chunks: 1, 0 or -1. */
@@ -242,9 +222,8 @@ store_pg_chunk_read(struct store_pg *s, const struct store_payload_key *k,
 	if (PQntuples(res) == 0)
 		rc = 0;
 	else if (PQgetisnull(res, 0, 0)) {
-		rc = fn(ctx, (const unsigned char *)PQgetvalue(res, 0, 1),
-		    (size_t)PQgetlength(res, 0, 1)) == 0 ? 1 : err_set(err,
-		    ERR_IO, NULL, "payload reader stopped");
+		rc = store_chunk_give(fn, ctx, PQgetvalue(res, 0, 1),
+		    (size_t)PQgetlength(res, 0, 1), err) == 0 ? 1 : -1;
 	} else if (PQgetlength(res, 0, 0) == 8)
 		rc = store_pg_chunk_stream(s, k,
 		    (int64_t)store_pg_get(PQgetvalue(res, 0, 0), 8), fn, ctx,

@@ -21,10 +21,9 @@
  */
 #include "store.h"
 
-#include <inttypes.h>
-
 #include <sqlite3.h>
 
+#include "store_int.h"
 #include "store_sqlite_int.h"
 #include "../spool/spool.h"
 
@@ -113,21 +112,10 @@ store_sqlite_chunk_stmt(struct store_sqlite *s, const char *sql,
 	return st;
 }
 
-/* Hand one piece to fn; -1 (err set unless fn set it) when fn stops. */
-static int
-store_sqlite_chunk_give(store_read_fn fn, void *ctx, const void *p, int n,
-    struct err *err)
-{
-	if (fn(ctx, n > 0 ? p : (const void *)"", (size_t)n) == 0)
-		return 0;
-	if (err == NULL || err->kind == ERR_NONE)
-		(void)err_set(err, ERR_IO, NULL, "payload reader stopped");
-	return -1;
-}
-
 /*
  * The chunks of a payload of size bytes, in order, to fn; a missing or
- * misnumbered chunk, or a total other than size, is ERR_STORE.
+ * misnumbered chunk, or a total other than size, is ERR_STORE
+ * (store_chunk_take, store_chunk_end).
  */
 static int
 store_sqlite_chunk_stream(struct store_sqlite *s,
@@ -135,34 +123,22 @@ store_sqlite_chunk_stream(struct store_sqlite *s,
     void *ctx, struct err *err)
 {
 	sqlite3_stmt *st = store_sqlite_chunk_stmt(s, STORE_SQC_CHUNKS, k, err);
-	int64_t total = 0, no = 0;
+	struct store_chunk_rd rd = { fn, ctx, size, 0, 0 };
+	const void *p;
 	int r, rc = -1;
 
 	if (st == NULL)
 		return -1;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		int n = sqlite3_column_bytes(st, 1);
-
-		if (sqlite3_column_int64(st, 0) != no || n <= 0 ||
-		    (int64_t)n > size - total)
-			break;
-		no++;
-		total += n;
-		if (store_sqlite_chunk_give(fn, ctx,
-		    sqlite3_column_blob(st, 1), n, err) == -1)
+		p = sqlite3_column_blob(st, 1);  /* before its size: SQLite */
+		if (store_chunk_take(&rd, sqlite3_column_int64(st, 0), p,
+		    sqlite3_column_bytes(st, 1), err) == -1)
 			goto out;
 	}
-	if (r != SQLITE_ROW && r != SQLITE_DONE)
+	if (r != SQLITE_DONE)
 		(void)store_sqlite_fail(s, "read payload chunk", err);
-	else if (r == SQLITE_ROW)
-		(void)err_set(err, ERR_STORE, NULL, "could not read payload:"
-		    " chunk %" PRId64 " missing or out of order", no);
-	else if (total != size)
-		(void)err_set(err, ERR_STORE, NULL, "could not read payload:"
-		    " its chunks hold %" PRId64 " of %" PRId64 " bytes",
-		    total, size);
 	else
-		rc = 0;
+		rc = store_chunk_end(&rd, err);
 out:
 	(void)sqlite3_finalize(st);
 	return rc;
@@ -185,9 +161,9 @@ store_sqlite_chunk_read(struct store_sqlite *s,
 		break;
 	case SQLITE_ROW:
 		if (sqlite3_column_type(st, 0) == SQLITE_NULL)
-			rc = store_sqlite_chunk_give(fn, ctx,
+			rc = store_chunk_give(fn, ctx,
 			    sqlite3_column_blob(st, 1),
-			    sqlite3_column_bytes(st, 1), err);
+			    (size_t)sqlite3_column_bytes(st, 1), err);
 		else
 			rc = store_sqlite_chunk_stream(s, k,
 			    sqlite3_column_int64(st, 0), fn, ctx, err);

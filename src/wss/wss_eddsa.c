@@ -151,8 +151,7 @@ struct wss_eddsa_ctx {
 static struct wss_eddsa_ctx *
 wss_eddsa_get(xmlSecTransformPtr t)
 {
-	return (struct wss_eddsa_ctx *)(void *)((xmlSecByte *)t +
-	    sizeof(xmlSecTransform));
+	return wss_xform_state(t);
 }
 
 /* xmlsec initialize method: no key, an empty buffer. */
@@ -184,14 +183,10 @@ wss_eddsa_finalize(xmlSecTransformPtr t)
 static int
 wss_eddsa_set_key_req(xmlSecTransformPtr t, xmlSecKeyReqPtr req)
 {
-	req->keyId = wss_eddsa_key_id();
-	if (t->operation == xmlSecTransformOperationSign) {
-		req->keyType = xmlSecKeyDataTypePrivate;
-		req->keyUsage = xmlSecKeyUsageSign;
-	} else {
-		req->keyType = xmlSecKeyDataTypePublic;
-		req->keyUsage = xmlSecKeyUsageVerify;
-	}
+	int sign = t->operation == xmlSecTransformOperationSign;
+
+	wss_xform_key_req(req, wss_eddsa_key_id(), sign,
+	    sign ? xmlSecKeyUsageSign : xmlSecKeyUsageVerify);
 	return 0;
 }
 
@@ -201,16 +196,10 @@ wss_eddsa_set_key(xmlSecTransformPtr t, xmlSecKeyPtr key)
 {
 	struct wss_eddsa_ctx *c = wss_eddsa_get(t);
 	xmlSecKeyDataPtr value = xmlSecKeyGetValue(key);
-	EVP_PKEY *pkey;
 
 	if (value == NULL || !xmlSecKeyDataCheckId(value, wss_eddsa_key_id()))
 		return -1;
-	pkey = *wss_eddsa_slot(value);
-	if (pkey == NULL || EVP_PKEY_up_ref(pkey) != 1)
-		return -1;
-	EVP_PKEY_free(c->pkey);
-	c->pkey = pkey;
-	return 0;
+	return wss_xform_key_ref(&c->pkey, *wss_eddsa_slot(value));
 }
 
 /* RFC 8032 5.1.6: sign the collected octets into the output buffer. */
@@ -246,15 +235,13 @@ wss_eddsa_execute(xmlSecTransformPtr t, int last, xmlSecTransformCtxPtr tctx)
 {
 	struct wss_eddsa_ctx *c = wss_eddsa_get(t);
 	xmlSecSize n = xmlSecBufferGetSize(&t->inBuf);
+	int r;
 
 	(void)tctx;
 	if (c->pkey == NULL)
 		return -1;
-	if (t->status == xmlSecTransformStatusNone)
-		t->status = xmlSecTransformStatusWorking;
-	if (t->status != xmlSecTransformStatusWorking)
-		return t->status == xmlSecTransformStatusFinished && n == 0 ?
-		    0 : -1;
+	if ((r = wss_xform_begin(t)) != 1)
+		return r;
 	if (n > 0) {
 		if (xmlSecBufferGetSize(&c->data) + n > WSS_EDDSA_MAX_IN ||
 		    xmlSecBufferAppend(&c->data, xmlSecBufferGetData(&t->inBuf),

@@ -39,6 +39,27 @@ EVP_PKEY *wss_key_pkey(const struct wss_key *k);
 /* The certificate of a loaded verification certificate (owned by c). */
 X509 *wss_cert_x509(const struct wss_cert *c);
 
+/* ---- wss_xform.c: what our xmlsec transform klasses (wss_eddsa.c,
+ * wss_oaep.c) share ---- */
+
+/* Our state in a transform of one of our klasses: right after the
+ * xmlSecTransform (the klass's objSize adds the state's size). */
+void *wss_xform_state(xmlSecTransformPtr t);
+
+/* setKeyReq: key data id, the private key (private 1) or the public one,
+ * for usage. */
+void wss_xform_key_req(xmlSecKeyReqPtr req, xmlSecKeyDataId id,
+    int private_key, xmlSecKeyUsage usage);
+
+/* setKey: a new reference to pkey (NULL: -1) in *slot, which drops the
+ * one it held.  0 or -1. */
+int wss_xform_key_ref(EVP_PKEY **slot, EVP_PKEY *pkey);
+
+/* The start of an execute method: a new transform starts working.  1
+ * working, 0 finished with no input left (nothing to do), -1 otherwise
+ * (input after the end, a failed transform). */
+int wss_xform_begin(xmlSecTransformPtr t);
+
 /* ---- wss_eddsa.c: Ed25519 (RFC 9231 / RFC 8032) on OpenSSL 3 EVP ---- */
 
 #define WSS_EDDSA_URI "http://www.w3.org/2021/04/xmldsig-more#eddsa-ed25519"

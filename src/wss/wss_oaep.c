@@ -87,8 +87,7 @@ static const struct wss_oaep_md wss_oaep_mds[] = {
 static struct wss_oaep_ctx *
 wss_oaep_get(xmlSecTransformPtr t)
 {
-	return (struct wss_oaep_ctx *)(void *)((xmlSecByte *)t +
-	    sizeof(xmlSecTransform));
+	return wss_xform_state(t);
 }
 
 /* The digest named by a DigestMethod (mgf == 0) or MGF (mgf == 1)
@@ -214,14 +213,10 @@ wss_oaep_read_mgf1p(xmlSecTransformPtr t, xmlNodePtr node,
 static int
 wss_oaep_set_key_req(xmlSecTransformPtr t, xmlSecKeyReqPtr req)
 {
-	req->keyId = xmlSecOpenSSLKeyDataRsaId;
-	if (t->operation == xmlSecTransformOperationEncrypt) {
-		req->keyType = xmlSecKeyDataTypePublic;
-		req->keyUsage = xmlSecKeyUsageEncrypt;
-	} else {
-		req->keyType = xmlSecKeyDataTypePrivate;
-		req->keyUsage = xmlSecKeyUsageDecrypt;
-	}
+	int encrypt = t->operation == xmlSecTransformOperationEncrypt;
+
+	wss_xform_key_req(req, xmlSecOpenSSLKeyDataRsaId, !encrypt,
+	    encrypt ? xmlSecKeyUsageEncrypt : xmlSecKeyUsageDecrypt);
 	return 0;
 }
 
@@ -231,17 +226,12 @@ wss_oaep_set_key(xmlSecTransformPtr t, xmlSecKeyPtr key)
 {
 	struct wss_oaep_ctx *c = wss_oaep_get(t);
 	xmlSecKeyDataPtr value = xmlSecKeyGetValue(key);
-	EVP_PKEY *pkey;
 
 	if (value == NULL ||
 	    !xmlSecKeyDataCheckId(value, xmlSecOpenSSLKeyDataRsaId))
 		return -1;
-	pkey = xmlSecOpenSSLKeyDataRsaGetEvp(value);
-	if (pkey == NULL || EVP_PKEY_up_ref(pkey) != 1)
-		return -1;
-	EVP_PKEY_free(c->pkey);
-	c->pkey = pkey;
-	return 0;
+	return wss_xform_key_ref(&c->pkey,
+	    xmlSecOpenSSLKeyDataRsaGetEvp(value));
 }
 
 /* An EVP context for RSA-OAEP with the transform's digests and label. */
@@ -314,22 +304,19 @@ out:
 static int
 wss_oaep_execute(xmlSecTransformPtr t, int last, xmlSecTransformCtxPtr tctx)
 {
+	int r;
+
 	(void)tctx;
-	if (t->status == xmlSecTransformStatusNone)
-		t->status = xmlSecTransformStatusWorking;
-	if (t->status == xmlSecTransformStatusWorking) {
-		if (xmlSecBufferGetSize(&t->inBuf) > WSS_OAEP_MAX_IN)
-			return -1;
-		if (!last)
-			return 0;
-		if (wss_oaep_process(t) < 0)
-			return -1;
-		t->status = xmlSecTransformStatusFinished;
+	if ((r = wss_xform_begin(t)) != 1)
+		return r;     /* finished: only an empty final push may follow */
+	if (xmlSecBufferGetSize(&t->inBuf) > WSS_OAEP_MAX_IN)
+		return -1;
+	if (!last)
 		return 0;
-	}
-	/* finished: only an empty final push may follow */
-	return t->status == xmlSecTransformStatusFinished &&
-	    xmlSecBufferGetSize(&t->inBuf) == 0 ? 0 : -1;
+	if (wss_oaep_process(t) < 0)
+		return -1;
+	t->status = xmlSecTransformStatusFinished;
+	return 0;
 }
 
 static const xmlSecTransformKlass wss_oaep_xenc11_klass = {

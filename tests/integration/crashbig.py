@@ -85,23 +85,11 @@ def write_config(path, pki, dsn, listen, spool, size):
             _leg('big-sec', ACTION['sec'],
                  f'<security signing="required" encryption="required">{signer}</security>'))
     body = size + size // 4 + 16 * MIB
-    with open(path, 'w') as f:
-        f.write(f'''<?xml version="1.0" encoding="UTF-8"?>
-<as4gw xmlns="urn:as4gw:config:1">
-  <gateway>
-    <listen>{listen}</listen>
-    <store>{dsn}</store>
-    <threads>2</threads>
-    <signing><certificate>{pki}/gateway.crt</certificate><key>{pki}/gateway.key</key></signing>
-    <limits>
-      <maxBodyBytes>{body}</maxBodyBytes>
-      <requestMemoryBytes>{max(256 * MIB, 8 * size)}</requestMemoryBytes>
-      <requestDeadlineSeconds>600</requestDeadlineSeconds>
-      {SPOOL_LIMITS.format(spool=spool, threshold=SPOOL_THRESHOLD)}
-    </limits>
-  </gateway>
-{legs}</as4gw>
-''')
+    limits = (f'<maxBodyBytes>{body}</maxBodyBytes>'
+              f'<requestMemoryBytes>{max(256 * MIB, 8 * size)}</requestMemoryBytes>'
+              '<requestDeadlineSeconds>600</requestDeadlineSeconds>' +
+              SPOOL_LIMITS.format(spool=spool, threshold=SPOOL_THRESHOLD))
+    crashlib.write_config(path, pki, dsn, listen, threads=2, limits=limits, legs=legs)
 
 
 # the spool keys of <limits> (issue 14)
@@ -147,19 +135,26 @@ class BigMsg:
         self.receipt = None
 
 
+def write_random(path, size, randbytes):
+    """size bytes of randbytes(n) into path, 4 MiB at a time: their hex
+    SHA-256 (also test_big.py's payloads)."""
+    h = hashlib.sha256()
+    with open(path, 'wb') as f:
+        left = size
+        while left:
+            b = randbytes(min(left, 4 * MIB))
+            h.update(b)
+            f.write(b)
+            left -= len(b)
+    return h.hexdigest()
+
+
 def build(binary, pki, workdir, kind, size, rng, it):
     """A new message with size random bytes, pre-built; the payload file is
     removed again (the request holds it)."""
     mid = f'{uuid.uuid4()}@as4gw-crash-big'
     payload = os.path.join(workdir, 'payload.bin')
-    h = hashlib.sha256()
-    with open(payload, 'wb') as f:
-        left = size
-        while left:
-            b = rng.randbytes(min(left, 4 * MIB))
-            h.update(b)
-            f.write(b)
-            left -= len(b)
+    sha = write_random(payload, size, rng.randbytes)
     path = os.path.join(workdir, f'req-{it}.req')
     cmd = [binary, 'push', '--write-requests', path, '--count', '1', '--quiet',
            '--message-id', mid, '--from', PARTY, '--to', 'urn:as4gw:dev:gateway',
@@ -173,7 +168,7 @@ def build(binary, pki, workdir, kind, size, rng, it):
     os.unlink(payload)
     if r.returncode != 0 or not os.path.exists(path):
         raise crashlib.HarnessError(f'as4gw push --write-requests ({kind}): {r.stderr[-1000:]}')
-    return BigMsg(mid, kind, path, h.hexdigest(), it)
+    return BigMsg(mid, kind, path, sha, it)
 
 
 def _request(path):

@@ -301,8 +301,12 @@ class Serve:
             return ''
 
 
-def write_config(path, pki, dsn, listen, threads=4):
-    """A complete configuration file with the two development legs."""
+def write_config(path, pki, dsn, listen, threads=4, limits='', legs=None):
+    """A complete configuration file: the two development legs, or legs
+    (<pmode> elements: crashbig.py's); limits, if given, the content of
+    <limits>."""
+    legs = LEGS.replace('{pki}', str(pki)) if legs is None else legs
+    limits = f'\n    <limits>{limits}</limits>' if limits else ''
     with open(path, 'w') as f:
         f.write(f'''<?xml version="1.0" encoding="UTF-8"?>
 <as4gw xmlns="urn:as4gw:config:1">
@@ -310,9 +314,9 @@ def write_config(path, pki, dsn, listen, threads=4):
     <listen>{listen}</listen>
     <store>{dsn}</store>
     <threads>{threads}</threads>
-    <signing><certificate>{pki}/gateway.crt</certificate><key>{pki}/gateway.key</key></signing>
+    <signing><certificate>{pki}/gateway.crt</certificate><key>{pki}/gateway.key</key></signing>{limits}
   </gateway>
-{LEGS.replace('{pki}', str(pki))}
+{legs}
 </as4gw>
 ''')
 

@@ -12,7 +12,6 @@ average 6-13, including push's own gzip and encryption), so SQLite gets the
 full 1 GiB and PostgreSQL a smaller payload (256 MiB: 30-39 s), the same path
 (spooled body, streamed decryption and gunzip, chunk rows through COPY).
 AS4GW_BIG_SQLITE_MIB and AS4GW_BIG_POSTGRESQL_MIB change them."""
-import hashlib
 import os
 import subprocess
 
@@ -27,19 +26,6 @@ LEG = crashbig._leg('big-sec', crashbig.ACTION['sec'],
                     '<security signing="required" encryption="required">'
                     '<signer><certificate>{pki}/sender.crt</certificate></signer>'
                     '<trust><anchor>{pki}/ca.crt</anchor></trust></security>')
-
-
-def _payload(path, size):
-    """size random bytes into path: their hex SHA-256."""
-    h = hashlib.sha256()
-    with open(path, 'wb') as f:
-        left = size
-        while left:
-            b = os.urandom(min(left, 16 * MIB))
-            h.update(b)
-            f.write(b)
-            left -= len(b)
-    return h.hexdigest()
 
 
 def _spool_fds(pid, spool):
@@ -65,7 +51,7 @@ def test_big_message(backend, pki, tmp_path):
     gw = Gateway(tmp_path, pki, make_dsn(backend, tmp_path), legs=LEG, limits=limits).start()
     payload = str(tmp_path / 'payload.bin')
     try:
-        sha = _payload(payload, size)
+        sha = crashbig.write_random(payload, size, os.urandom)
         mid = new_id()
         r = subprocess.run(
             [BIN, 'push', '--url', gw.url, '--timeout', '1800', '--message-id', mid,

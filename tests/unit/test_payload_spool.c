@@ -19,6 +19,8 @@
 
 #include <zlib.h>
 
+#include "testgz.h"
+#include "testspool.h"
 #include "testutil.h"
 #include "payload/payload.h"
 #include "spool/spool.h"
@@ -28,28 +30,11 @@
 #define CH SPOOL_CHUNK
 #define MIB ((size_t)1 << 20)
 
-static char t_dirname[64];
-
 /* gzip of data[0..len) at a level (1: fast, 9: a bomb's best ratio). */
 static unsigned char *
 t_gzl(const void *data, size_t len, int level, size_t *ret_len)
 {
-	z_stream zs;
-	size_t cap = len + len / 100 + 1024;
-	unsigned char *out = malloc(cap);
-
-	assert_non_null(out);
-	memset(&zs, 0, sizeof(zs));
-	assert_int_equal(deflateInit2(&zs, level, Z_DEFLATED, 16 + MAX_WBITS, 8,
-	    Z_DEFAULT_STRATEGY), Z_OK);
-	zs.next_in = (Bytef *)(uintptr_t)data;
-	zs.avail_in = (uInt)len;
-	zs.next_out = out;
-	zs.avail_out = (uInt)cap;
-	assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
-	*ret_len = zs.total_out;
-	(void)deflateEnd(&zs);
-	return out;
+	return testgz_deflate(data, len, level, 16 + MAX_WBITS, NULL, ret_len);
 }
 
 static unsigned char *
@@ -86,22 +71,6 @@ t_msg_init(struct t_msg *m, const unsigned char *data, size_t len)
 	m->um.n_parts = 1;
 }
 
-/* Copy p into a spool file of sp and map it, as the MIME parser of a
- * spooled request leaves an attachment. */
-static const unsigned char *
-t_spooled(struct spool *sp, const unsigned char *p, size_t n)
-{
-	struct spool_file *f = NULL;
-	const unsigned char *m = NULL;
-	struct err err;
-
-	err_clear(&err);
-	assert_int_equal(spool_file(sp, &f, &err), 0);
-	assert_int_equal(spool_write(f, p, n, &err), 0);
-	assert_int_equal(spool_map(f, &m, &err), 0);
-	return m;
-}
-
 /*
  * Decompress z in memory (no spool bound) and spooled (a spool of budget
  * max_bytes, threshold 0, bound; the input itself in a spool file): the
@@ -123,9 +92,9 @@ t_both(const unsigned char *z, size_t zlen, const struct payload_limits *lim,
 	(void)spool_bind(NULL);
 	t_msg_init(&m1, z, zlen);
 	r1 = payload_decompress(a, &m1.um, lim, &e1);
-	assert_int_equal(spool_new(t_dirname, max_bytes, 0, &sp, &e2), 0);
+	assert_int_equal(spool_new(testspool_dir, max_bytes, 0, &sp, &e2), 0);
 	(void)spool_bind(sp);
-	t_msg_init(&m2, t_spooled(sp, z, zlen), zlen);
+	t_msg_init(&m2, testspool_mapped(sp, z, zlen), zlen);
 	r2 = payload_decompress(a, &m2.um, lim, &e2);
 	if (max_bytes == 0) {
 		assert_int_equal(r2, r1);
@@ -274,7 +243,7 @@ test_spill(void **state)
 	err_clear(&err);
 	assert_int_equal(payload_decompress(a, &m.um, &lim, &err), -1);
 	assert_non_null(strstr(err.msg, "memory budget"));
-	assert_int_equal(spool_new(t_dirname, 0, MIB, &sp, &err), 0);
+	assert_int_equal(spool_new(testspool_dir, 0, MIB, &sp, &err), 0);
 	(void)spool_bind(sp);
 	t_msg_init(&m, z, zlen);
 	err_clear(&err);
@@ -311,9 +280,9 @@ test_hash(void **state)
 	assert_int_equal(payload_content_hash(&m.um, h1), 0);
 	assert_int_equal(payload_content_hash2(a, &m.um, h2, &f1, &n1), 0);
 	err_clear(&err);
-	assert_int_equal(spool_new(t_dirname, 0, 0, &sp, &err), 0);
+	assert_int_equal(spool_new(testspool_dir, 0, 0, &sp, &err), 0);
 	(void)spool_bind(sp);
-	m.part.data = t_spooled(sp, plain, 2 * CH + 3);
+	m.part.data = testspool_mapped(sp, plain, 2 * CH + 3);
 	assert_int_equal(payload_content_hash(&m.um, h2), 0);
 	assert_memory_equal(h1, h2, 32);
 	assert_int_equal(payload_content_hash2(a, &m.um, h1, &f2, &n2), 0);
@@ -362,9 +331,9 @@ test_hashes_one_pass(void **state)
 	for (i = 0; i < big; i++)
 		plain[i] = (unsigned char)(i * 13 + 1);
 	err_clear(&err);
-	assert_int_equal(spool_new(t_dirname, 0, 0, &sp, &err), 0);
+	assert_int_equal(spool_new(testspool_dir, 0, 0, &sp, &err), 0);
 	(void)spool_bind(sp);
-	t_msg_init(&m, t_spooled(sp, plain, big), big);
+	t_msg_init(&m, testspool_mapped(sp, plain, big), big);
 	t_hashes_agree(a, &m.um);
 	parts[0] = m.part;
 	parts[0].data = NULL;
@@ -386,21 +355,6 @@ test_hashes_one_pass(void **state)
 	free(plain);
 }
 
-static int
-t_setup(void **state)
-{
-	(void)state;
-	(void)snprintf(t_dirname, sizeof(t_dirname), "/tmp/as4gw-test-ps-XXXXXX");
-	return mkdtemp(t_dirname) == NULL ? -1 : 0;
-}
-
-static int
-t_teardown(void **state)
-{
-	(void)state;
-	return rmdir(t_dirname);
-}
-
 int
 main(void)
 {
@@ -413,5 +367,6 @@ main(void)
 		cmocka_unit_test(test_hashes_one_pass),
 	};
 
-	return cmocka_run_group_tests(tests, t_setup, t_teardown);
+	return cmocka_run_group_tests(tests, testspool_setup,
+	    testspool_teardown);
 }

@@ -24,6 +24,7 @@
 
 #include "spool/spool.h"
 #include "util/codec.h"
+#include "testspool.h"
 #include "testutil.h"
 
 #define GCM128 "http://www.w3.org/2009/xmlenc11#aes128-gcm"
@@ -32,7 +33,6 @@
 #define CBC256 "http://www.w3.org/2001/04/xmlenc#aes256-cbc"
 #define CH SPOOL_CHUNK
 
-static char t_dirname[64];
 
 /* A spool in a fresh directory, threshold 0 (everything spools), bound. */
 static struct spool *
@@ -42,25 +42,9 @@ t_spool(void)
 	struct err err;
 
 	err_clear(&err);
-	assert_int_equal(spool_new(t_dirname, 0, 0, &sp, &err), 0);
+	assert_int_equal(spool_new(testspool_dir, 0, 0, &sp, &err), 0);
 	(void)spool_bind(sp);
 	return sp;
-}
-
-/* Copy p into a spool file of sp and map it: ciphertext as the MIME
- * parser of a spooled request leaves it. */
-static const unsigned char *
-t_spooled(struct spool *sp, const unsigned char *p, size_t n)
-{
-	struct spool_file *f = NULL;
-	const unsigned char *m = NULL;
-	struct err err;
-
-	err_clear(&err);
-	assert_int_equal(spool_file(sp, &f, &err), 0);
-	assert_int_equal(spool_write(f, p, n, &err), 0);
-	assert_int_equal(spool_map(f, &m, &err), 0);
-	return m;
 }
 
 /* XML Encryption 1.1 5.2 ciphertext of plain[0..n): GCM IV || c || tag,
@@ -116,7 +100,7 @@ t_same(struct arena *a, struct spool *sp, const char *alg,
 	rc = wss_cipher_block(a, alg, key, k.len, ct, ct_len, &mem, &mem_len,
 	    &why);
 	assert_int_equal(rc, want_rc);
-	in.p = t_spooled(sp, ct, ct_len);
+	in.p = testspool_mapped(sp, ct, ct_len);
 	in.len = ct_len;
 	assert_int_equal(wss_cipher_run(a, alg, &k, &in, &o), want_rc);
 	assert_string_equal(o.why, why);
@@ -315,7 +299,7 @@ test_threshold(void **state)
 	assert_int_equal(o.spooled, 0);
 	assert_memory_equal(o.p, plain, sizeof(plain));
 	err_clear(&err);
-	assert_int_equal(spool_new(t_dirname, 0, ct_len + 1, &sp, &err), 0);
+	assert_int_equal(spool_new(testspool_dir, 0, ct_len + 1, &sp, &err), 0);
 	(void)spool_bind(sp);
 	assert_int_equal(wss_cipher_run(a, GCM128, &k, &in, &o), 0);
 	assert_int_equal(o.spooled, 0);
@@ -345,7 +329,7 @@ test_spool_full(void **state)
 	assert_int_equal(RAND_bytes(key, sizeof(key)), 1);
 	ct = t_encrypt(GCM128, key, plain, CH, &ct_len);
 	err_clear(&err);
-	assert_int_equal(spool_new(t_dirname, CH / 2, 0, &sp, &err), 0);
+	assert_int_equal(spool_new(testspool_dir, CH / 2, 0, &sp, &err), 0);
 	(void)spool_bind(sp);
 	in.p = ct;
 	in.len = ct_len;
@@ -357,22 +341,6 @@ test_spool_full(void **state)
 	free(plain);
 	spool_free(sp);
 	arena_free(a);
-}
-
-static int
-t_setup(void **state)
-{
-	(void)state;
-	(void)snprintf(t_dirname, sizeof(t_dirname), "/tmp/as4gw-test-cs-XXXXXX");
-	return mkdtemp(t_dirname) == NULL ? -1 : 0;
-}
-
-static int
-t_teardown(void **state)
-{
-	(void)state;
-	(void)spool_bind(NULL);
-	return rmdir(t_dirname);
 }
 
 int
@@ -387,5 +355,6 @@ main(void)
 		cmocka_unit_test(test_spool_full),
 	};
 
-	return cmocka_run_group_tests(tests, t_setup, t_teardown);
+	return cmocka_run_group_tests(tests, testspool_setup,
+	    testspool_teardown);
 }
