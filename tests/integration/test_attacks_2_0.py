@@ -1,8 +1,8 @@
-"""The generated attacks of test_attacks.py against eDelivery AS4 2.0
+"""The generated attacks of the test_attacks_*.py files against eDelivery AS4 2.0
 messages (issue 13, "every tamper of the 1.x attack suite that applies"),
 over HTTP against the real binary on SQLite and PostgreSQL.
 
-The test functions are test_attacks.py's own, imported; pytest gives them
+The test functions are those files' own, imported; pytest gives them
 this module's fixtures: `pki` is the dev PKI with sender.crt/.key replaced
 by the Ed25519 sender (so every tamper.resign(..., pki / 'sender.key')
 re-signs with eddsa-ed25519), `make` runs `as4gw push --profile
@@ -33,40 +33,45 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 import as4msg
+import attacklib as ta
 import tamper
-import test_attacks as ta
+import test_attacks_signature
 from conftest import BIN, Gateway, free_port, make_dsn
 from tamper import Message, element, once
 from test_profiles import ECDSA_SHA256, ED25519, verify_signal
 
-# The applicable cases of test_attacks.py, run as they are (pytest collects
-# these names in this module, with this module's fixtures).
-from test_attacks import (  # noqa: F401
+# The applicable cases of the test_attacks_*.py files, run as they are (pytest
+# collects these names in this module, with this module's fixtures).
+from test_attacks_compression import test_52_signed_compressed_payload_not_gzip  # noqa: F401
+from test_attacks_encryption import (  # noqa: F401
+    test_50_encrypted_data_in_header_wrapper,
+    test_51_control_encrypted_accepted,
+    test_51_payload_in_body_where_encryption_required,
+)
+from test_attacks_signature import (  # noqa: F401
+    test_38_other_canonicalization_refused,
+    test_40_content_changed_after_signing,
+    test_42_untrusted_signer,
+    test_43_signer_certificate_not_valid_now,
+    test_44_trusted_certificate_not_bound_to_leg,
+    test_45_control_fresh_timestamp_accepted,
+    test_45_timestamp_checked,
+    test_46_timestamp_duplicated_or_unsigned,
+    test_58_forged_signature_does_not_reserve_victim_id,
+    test_58_forgery_after_genuine_gets_no_stored_receipt,
+)
+from test_attacks_wrapping import (  # noqa: F401
     test_28_unsigned_message_to_signing_leg,
     test_29_signature_not_covering_messaging,
     test_30_signature_not_covering_one_payload,
-    test_resigning_alone_is_accepted,
     test_31_xsw_signed_body_wrapped,
     test_32_duplicate_id_forged_copy_first,
     test_33_forged_messaging_in_place_signed_one_wrapped,
     test_34_reference_uri_outside_the_message,
     test_35_forbidden_transforms_not_run,
     test_36_too_many_transforms_or_references,
-    test_38_other_canonicalization_refused,
-    test_40_content_changed_after_signing,
-    test_42_untrusted_signer,
-    test_43_signer_certificate_not_valid_now,
-    test_44_trusted_certificate_not_bound_to_leg,
-    test_45_timestamp_checked,
-    test_45_control_fresh_timestamp_accepted,
-    test_46_timestamp_duplicated_or_unsigned,
     test_id_reference_with_caret_refused,
-    test_50_encrypted_data_in_header_wrapper,
-    test_51_payload_in_body_where_encryption_required,
-    test_51_control_encrypted_accepted,
-    test_52_signed_compressed_payload_not_gzip,
-    test_58_forged_signature_does_not_reserve_victim_id,
-    test_58_forgery_after_genuine_gets_no_stored_receipt,
+    test_resigning_alone_is_accepted,
 )
 
 EB = ta.EB
@@ -77,7 +82,7 @@ SIGNING_KEYS = ('<signingKeys><signing id="ed25519"><certificate>{pki}/gateway-e
 DECRYPTION = ('<decryption><certificate>{pki}/gateway-x25519.crt</certificate>'
               '<key>{pki}/gateway-x25519.key</key></decryption>')
 
-# test_attacks.ATTACK_LEGS' actions (the imported tests name them), each a
+# attacklib.ATTACK_LEGS' actions (the imported tests name them), each a
 # profile="edelivery-2.0" leg.
 ATTACK_LEGS_2_0 = ''.join(f'''
   <pmode id="{pid}">
@@ -111,7 +116,7 @@ ATTACK_LEGS_2_0 = ''.join(f'''
   </pmode>'''
 
 
-# ---- fixtures (test_attacks.py's, in 2.0) -----------------------------------
+# ---- fixtures (attacklib.py's, in 2.0) --------------------------------------
 
 @pytest.fixture(scope='module')
 def pki(pki, tmp_path_factory):
@@ -129,7 +134,7 @@ def pki(pki, tmp_path_factory):
 
 @pytest.fixture(scope='module')
 def apki(pki, tmp_path_factory):
-    """test_attacks.apki with Ed25519 keys: self-signed, from another CA
+    """attacklib.apki with Ed25519 keys: self-signed, from another CA
     under the sender's name, expired, not yet valid, and the attacker."""
     d = tmp_path_factory.mktemp('attack-pki-2-0')
     ca_cert, ca_key = tamper.load_cert(f'{pki}/ca.crt'), tamper.load_key(f'{pki}/ca.key')
@@ -152,7 +157,7 @@ def _legs(apki):
 
 @pytest.fixture(scope='module', params=['sqlite', 'postgresql'])
 def agw(request, tmp_path_factory, pki, apki):
-    """test_attacks.agw: one gateway with every 2.0 attack leg per backend."""
+    """attacklib.agw: one gateway with every 2.0 attack leg per backend."""
     d = tmp_path_factory.mktemp(f'attack-gw-2-0-{request.param}')
     gw = Gateway(d, pki, make_dsn(request.param, d), legs=_legs(apki),
                  extra_gateway=SIGNING_KEYS.replace('{pki}', str(pki))).start()
@@ -169,7 +174,7 @@ def fresh_gw(gateway_factory, pki, apki):
 
 @pytest.fixture
 def make(tmp_path, pki, apki):
-    """test_attacks.make for 2.0: `as4gw push --profile edelivery-2.0`;
+    """attacklib.make for 2.0: `as4gw push --profile edelivery-2.0`;
     signer 'sender' (Ed25519), 'gateway' (gateway-ed25519, same CA, not the
     leg's signer) or an apki name; any encrypt_to means the leg's X25519
     key-agreement certificate (2.0 has no RSA key transport)."""
@@ -211,7 +216,7 @@ def make(tmp_path, pki, apki):
 
 @pytest.fixture(autouse=True)
 def signed_in_kind(monkeypatch, pki):
-    """Every answer test_attacks.post() gets here, eb:Error or Receipt, is
+    """Every answer attacklib.post() gets here, eb:Error or Receipt, is
     signed by the leg's key: eddsa-ed25519 by gateway-ed25519.crt (the EC
     test sets ecdsa-sha256 by gateway-p256.crt in the dict returned)."""
     post = ta.post
@@ -231,15 +236,15 @@ def signed_in_kind(monkeypatch, pki):
 
 @pytest.mark.parametrize('kind', ['hmac-sha256', 'digest-sha1', 'digest-md5'])
 def test_37_weak_algorithms_refused(agw, make, pki, kind):
-    """test_attacks 37 without rsa-sha1/rsa-md5 (RSA); the weak digests are
+    """test_attacks_signature 37 without rsa-sha1/rsa-md5 (RSA); the weak digests are
     genuinely re-signed with Ed25519."""
-    ta.test_37_weak_algorithms_refused(agw, make, pki, kind)
+    test_attacks_signature.test_37_weak_algorithms_refused(agw, make, pki, kind)
 
 
 @pytest.mark.parametrize('kind', ['xml-payload', 'binary-payload'])
 def test_39_attachment_byte_flipped(agw, make, pki, kind):
-    """test_attacks 39 without encrypted-plaintext (RSA content key)."""
-    ta.test_39_attachment_byte_flipped(agw, make, pki, kind)
+    """test_attacks_signature 39 without encrypted-plaintext (RSA content key)."""
+    test_attacks_signature.test_39_attachment_byte_flipped(agw, make, pki, kind)
 
 
 @pytest.mark.parametrize('kind', ['keyvalue-only', 'keyvalue-beside-token-reference'])
