@@ -23,6 +23,7 @@ take the spooled path).  The tests that store (the positive controls) use
 `fresh_gw`, which takes both sides from conftest's spool_side.
 """
 import datetime
+import functools
 import os
 import re
 import subprocess
@@ -153,41 +154,82 @@ def fresh_gw(gateway_factory, apki, spool_side):
     return gateway_factory(legs=ATTACK_LEGS.replace('{apki}', str(apki))).start()
 
 
+# Messages `make` built, by (test, call number, arguments): a test's run on
+# the other backends and spool sides POSTs the very same bytes (one `as4gw
+# push` per message instead of four: push is what makes these tests slow).
+_MADE = {}
+_MADE_MAX_BYTES = 1 << 20   # larger messages (test_large_secure.py) are built each time
+_SIDE_PARAMS = ('attack_gw', 'spool_side', 'backend')
+
+
+def _test_key(node):
+    """The test without its backend and spool side: its module, name and
+    other parameters."""
+    params = getattr(node, 'callspec', None)
+    params = params.params if params is not None else {}
+    return (node.module.__name__, node.originalname,
+            tuple(sorted((k, repr(v)) for k, v in params.items() if k not in _SIDE_PARAMS)))
+
+
 @pytest.fixture
-def make(tmp_path, pki, apki):
+def make(request, tmp_path, pki, apki):
     """make(...) -> Message: a valid message written by `as4gw push`.
     signer: 'sender', 'gateway' (dev PKI) or a name in the attack PKI, or
-    None; encrypt_to: a certificate path; payloads: (bytes, media type)."""
-    counter = [0]
+    None; encrypt_to: a certificate path; payloads: (bytes, media type).
+    The nth call of a test with the same arguments returns a copy of the
+    same message on every backend and spool side (made_once)."""
+    return made_once(request, functools.partial(_push, tmp_path, pki, apki))
 
-    def build(action=SIGNED, signer='sender', encrypt_to=None, compress=False,
-              payloads=((b'<Invoice>1</Invoice>', 'application/xml'),), message_id=None):
+
+def made_once(request, push):
+    """make() over push(n, **kw) (n: the call's number in the test): the
+    message of a call is built once per test, call number and arguments,
+    and a copy returned on every backend and spool side (_MADE)."""
+    counter = [0]
+    test = _test_key(request.node)
+
+    def build(**kw):
         counter[0] += 1
         n = counter[0]
-        out = tmp_path / f'msg-{n}.req'
-        args = [BIN, 'push', '--url', f'http://127.0.0.1:{free_port()}/as4',
-                '--from', 'urn:as4gw:dev:sender', '--to', 'urn:as4gw:dev:gateway',
-                '--service', 'urn:as4gw:dev:service', '--action', action,
-                '--connect-timeout', '2', '--timeout', '5', '--save-request', str(out)]
-        for i, (data, mime) in enumerate(payloads):
-            p = tmp_path / f'msg-{n}-payload-{i + 1}'
-            p.write_bytes(data)
-            args += ['--payload', f'{p};mime={mime};cid=part-{i + 1}@as4gw-test']
-        if signer is not None:
-            d = pki if signer in ('sender', 'gateway') else apki
-            args += ['--sign', '--sign-cert', f'{d}/{signer}.crt',
-                     '--sign-key', f'{d}/{signer}.key']
-        if encrypt_to is not None:
-            args += ['--encrypt', '--recipient-cert', str(encrypt_to)]
-        if compress:
-            args.append('--compress')
-        if message_id is not None:
-            args += ['--message-id', message_id]
-        p = subprocess.run(args, capture_output=True, text=True, timeout=60)
-        assert out.exists(), f'as4gw push wrote no request: {p.stderr}'
-        return Message.load(str(out))
+        payloads = kw.get('payloads', ())
+        key = (test, n, repr(sorted((k, str(v)) for k, v in kw.items() if k != 'payloads')),
+               tuple((bytes(d), m) for d, m in payloads))
+        if key in _MADE:
+            return _MADE[key].copy()
+        msg = push(n, **kw)
+        if sum(len(d) for d, _ in payloads) <= _MADE_MAX_BYTES:
+            _MADE[key] = msg
+        return msg.copy()
 
     return build
+
+
+def _push(tmp_path, pki, apki, n, action=SIGNED, signer='sender', encrypt_to=None,
+          compress=False, payloads=((b'<Invoice>1</Invoice>', 'application/xml'),),
+          message_id=None):
+    """The message `as4gw push --save-request` writes for make()'s arguments."""
+    out = tmp_path / f'msg-{n}.req'
+    args = [BIN, 'push', '--url', f'http://127.0.0.1:{free_port()}/as4',
+            '--from', 'urn:as4gw:dev:sender', '--to', 'urn:as4gw:dev:gateway',
+            '--service', 'urn:as4gw:dev:service', '--action', action,
+            '--connect-timeout', '2', '--timeout', '5', '--save-request', str(out)]
+    for i, (data, mime) in enumerate(payloads):
+        p = tmp_path / f'msg-{n}-payload-{i + 1}'
+        p.write_bytes(data)
+        args += ['--payload', f'{p};mime={mime};cid=part-{i + 1}@as4gw-test']
+    if signer is not None:
+        d = pki if signer in ('sender', 'gateway') else apki
+        args += ['--sign', '--sign-cert', f'{d}/{signer}.crt',
+                 '--sign-key', f'{d}/{signer}.key']
+    if encrypt_to is not None:
+        args += ['--encrypt', '--recipient-cert', str(encrypt_to)]
+    if compress:
+        args.append('--compress')
+    if message_id is not None:
+        args += ['--message-id', message_id]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert out.exists(), f'as4gw push wrote no request: {p.stderr}'
+    return Message.load(str(out))
 
 
 def message_id(msg):

@@ -22,8 +22,12 @@ content key or rsa-1_5 / aes-cbc, which 2.0 does not have), 41's
 ds:RSAKeyValue (replaced below by the attacker's Ed25519 key in
 dsig11:DEREncodedKeyValue), 45 --verify-at (a serve option, not a
 signature property), 52-54 unsigned and 55-59 (no signature involved).
+
+Like the 1.x attacks, every test runs on both sides of the spool threshold
+(in memory, and with every body spooled: attacklib.py, issue 14).
 """
 import base64
+import functools
 import re
 import shutil
 import subprocess
@@ -36,7 +40,7 @@ import as4msg
 import attacklib as ta
 import tamper
 import test_attacks_signature
-from conftest import BIN, Gateway, free_port, make_dsn
+from conftest import BIN, free_port
 from tamper import Message, element, once
 from test_profiles import ECDSA_SHA256, ED25519, verify_signal
 
@@ -155,63 +159,70 @@ def _legs(apki):
     return ATTACK_LEGS_2_0.replace('{apki}', str(apki))
 
 
-@pytest.fixture(scope='module', params=['sqlite', 'postgresql'])
-def agw(request, tmp_path_factory, pki, apki):
-    """attacklib.agw: one gateway with every 2.0 attack leg per backend."""
-    d = tmp_path_factory.mktemp(f'attack-gw-2-0-{request.param}')
-    gw = Gateway(d, pki, make_dsn(request.param, d), legs=_legs(apki),
-                 extra_gateway=SIGNING_KEYS.replace('{pki}', str(pki))).start()
+@pytest.fixture(scope='module', params=ta.SIDES, ids=['-'.join(p) for p in ta.SIDES])
+def attack_gw(request, tmp_path_factory, pki, apki):
+    """attacklib.attack_gw: one gateway with every 2.0 attack leg per
+    backend and spool side."""
+    backend, side = request.param
+    gw = ta.start_attack_gw(tmp_path_factory, pki, backend, side, _legs(apki),
+                            extra_gateway=SIGNING_KEYS.replace('{pki}', str(pki)))
     yield gw
     rc = gw.stop()
     assert rc == 0, f'as4gw exited {rc} after SIGTERM: {gw.logtext()[-2000:]}'
 
 
 @pytest.fixture
-def fresh_gw(gateway_factory, pki, apki):
+def agw(attack_gw):
+    """attacklib.agw: checked after each test on the spooled side."""
+    yield from ta.spool_checked(attack_gw)
+
+
+@pytest.fixture
+def fresh_gw(gateway_factory, pki, apki, spool_side):
     return gateway_factory(legs=_legs(apki),
                            extra_gateway=SIGNING_KEYS.replace('{pki}', str(pki))).start()
 
 
 @pytest.fixture
-def make(tmp_path, pki, apki):
+def make(request, tmp_path, pki, apki):
     """attacklib.make for 2.0: `as4gw push --profile edelivery-2.0`;
     signer 'sender' (Ed25519), 'gateway' (gateway-ed25519, same CA, not the
     leg's signer) or an apki name; any encrypt_to means the leg's X25519
-    key-agreement certificate (2.0 has no RSA key transport)."""
-    counter = [0]
+    key-agreement certificate (2.0 has no RSA key transport).  Built once
+    for every backend and spool side (attacklib.made_once)."""
+    return ta.made_once(request, functools.partial(_push, tmp_path, pki, apki))
 
-    def build(action=ta.SIGNED, signer='sender', encrypt_to=None, compress=False,
-              payloads=((b'<Invoice>1</Invoice>', 'application/xml'),), message_id=None):
-        counter[0] += 1
-        n = counter[0]
-        out = tmp_path / f'msg2-{n}.req'
-        args = [BIN, 'push', '--url', f'http://127.0.0.1:{free_port()}/as4',
-                '--from', 'urn:as4gw:dev:sender', '--to', 'urn:as4gw:dev:gateway',
-                '--service', 'urn:as4gw:dev:service', '--action', action,
-                '--profile', 'edelivery-2.0-ec' if signer == 'sender-p256' else 'edelivery-2.0',
-                '--connect-timeout', '2', '--timeout', '5', '--save-request', str(out)]
-        for i, (data, mime) in enumerate(payloads):
-            p = tmp_path / f'msg2-{n}-payload-{i + 1}'
-            p.write_bytes(data)
-            args += ['--payload', f'{p};mime={mime};cid=part-{i + 1}@as4gw-test']
-        if signer is not None:
-            d, name = {'sender': (pki, 'sender'), 'gateway': (pki, 'gateway-ed25519'),
-                       'sender-p256': (pki, 'sender-p256')}.get(signer, (apki, signer))
-            args += ['--sign', '--sign-cert', f'{d}/{name}.crt', '--sign-key', f'{d}/{name}.key']
-        if encrypt_to is not None:
-            args += ['--encrypt', '--recipient-cert', f'{pki}/gateway-x25519.crt']
-        if compress:
-            args.append('--compress')
-        if message_id is not None:
-            args += ['--message-id', message_id]
-        p = subprocess.run(args, capture_output=True, text=True, timeout=60)
-        assert out.exists(), f'as4gw push wrote no request: {p.stderr}'
-        msg = Message.load(str(out))
-        if signer not in (None, 'sender-p256'):
-            assert ED25519 in msg.envelope, msg.envelope[:3000]
-        return msg
 
-    return build
+def _push(tmp_path, pki, apki, n, action=ta.SIGNED, signer='sender', encrypt_to=None,
+          compress=False, payloads=((b'<Invoice>1</Invoice>', 'application/xml'),),
+          message_id=None):
+    """The message `as4gw push --profile edelivery-2.0 --save-request` writes."""
+    out = tmp_path / f'msg2-{n}.req'
+    args = [BIN, 'push', '--url', f'http://127.0.0.1:{free_port()}/as4',
+            '--from', 'urn:as4gw:dev:sender', '--to', 'urn:as4gw:dev:gateway',
+            '--service', 'urn:as4gw:dev:service', '--action', action,
+            '--profile', 'edelivery-2.0-ec' if signer == 'sender-p256' else 'edelivery-2.0',
+            '--connect-timeout', '2', '--timeout', '5', '--save-request', str(out)]
+    for i, (data, mime) in enumerate(payloads):
+        p = tmp_path / f'msg2-{n}-payload-{i + 1}'
+        p.write_bytes(data)
+        args += ['--payload', f'{p};mime={mime};cid=part-{i + 1}@as4gw-test']
+    if signer is not None:
+        d, name = {'sender': (pki, 'sender'), 'gateway': (pki, 'gateway-ed25519'),
+                   'sender-p256': (pki, 'sender-p256')}.get(signer, (apki, signer))
+        args += ['--sign', '--sign-cert', f'{d}/{name}.crt', '--sign-key', f'{d}/{name}.key']
+    if encrypt_to is not None:
+        args += ['--encrypt', '--recipient-cert', f'{pki}/gateway-x25519.crt']
+    if compress:
+        args.append('--compress')
+    if message_id is not None:
+        args += ['--message-id', message_id]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert out.exists(), f'as4gw push wrote no request: {p.stderr}'
+    msg = Message.load(str(out))
+    if signer not in (None, 'sender-p256'):
+        assert ED25519 in msg.envelope, msg.envelope[:3000]
+    return msg
 
 
 @pytest.fixture(autouse=True)
