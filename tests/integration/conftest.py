@@ -479,3 +479,18 @@ def pg_server():
         yield pg
     finally:
         pg.remove()
+
+
+# ---- the attack suite's fixtures ---------------------------------------------
+
+# attacklib.py's fixtures, here so that every test_attacks_*.py file shares one
+# attack gateway per backend and spool side (session scope: a fixture imported
+# into each test file would be one per file).  Without lxml or cryptography
+# the attack files skip, loudly, on their own.
+try:
+    import cryptography  # noqa: F401  (tamper.py needs both)
+    import lxml  # noqa: F401
+except ImportError:
+    pass
+else:
+    from attacklib import agw, apki, attack_gw, bombs, fresh_gw, make  # noqa: E402,F401

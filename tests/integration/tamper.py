@@ -1,4 +1,4 @@
-"""Tampering helpers for the generated attacks (tests/integration/test_attacks.py,
+"""Tampering helpers for the generated attacks (tests/integration/test_attacks_*.py,
 NEGATIVE-CASES 28-58).  They live in the test tree on purpose: the product has no
 way to produce a hostile message.
 

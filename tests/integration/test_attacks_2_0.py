@@ -1,8 +1,8 @@
-"""The generated attacks of test_attacks.py against eDelivery AS4 2.0
+"""The generated attacks of the test_attacks_*.py files against eDelivery AS4 2.0
 messages (issue 13, "every tamper of the 1.x attack suite that applies"),
 over HTTP against the real binary on SQLite and PostgreSQL.
 
-The test functions are test_attacks.py's own, imported; pytest gives them
+The test functions are those files' own, imported; pytest gives them
 this module's fixtures: `pki` is the dev PKI with sender.crt/.key replaced
 by the Ed25519 sender (so every tamper.resign(..., pki / 'sender.key')
 re-signs with eddsa-ed25519), `make` runs `as4gw push --profile
@@ -22,8 +22,12 @@ content key or rsa-1_5 / aes-cbc, which 2.0 does not have), 41's
 ds:RSAKeyValue (replaced below by the attacker's Ed25519 key in
 dsig11:DEREncodedKeyValue), 45 --verify-at (a serve option, not a
 signature property), 52-54 unsigned and 55-59 (no signature involved).
+
+Like the 1.x attacks, every test runs on both sides of the spool threshold
+(in memory, and with every body spooled: attacklib.py, issue 14).
 """
 import base64
+import functools
 import re
 import shutil
 import subprocess
@@ -33,40 +37,45 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 import as4msg
+import attacklib as ta
 import tamper
-import test_attacks as ta
-from conftest import BIN, Gateway, free_port, make_dsn
+import test_attacks_signature
+from conftest import BIN, free_port
 from tamper import Message, element, once
 from test_profiles import ECDSA_SHA256, ED25519, verify_signal
 
-# The applicable cases of test_attacks.py, run as they are (pytest collects
-# these names in this module, with this module's fixtures).
-from test_attacks import (  # noqa: F401
+# The applicable cases of the test_attacks_*.py files, run as they are (pytest
+# collects these names in this module, with this module's fixtures).
+from test_attacks_compression import test_52_signed_compressed_payload_not_gzip  # noqa: F401
+from test_attacks_encryption import (  # noqa: F401
+    test_50_encrypted_data_in_header_wrapper,
+    test_51_control_encrypted_accepted,
+    test_51_payload_in_body_where_encryption_required,
+)
+from test_attacks_signature import (  # noqa: F401
+    test_38_other_canonicalization_refused,
+    test_40_content_changed_after_signing,
+    test_42_untrusted_signer,
+    test_43_signer_certificate_not_valid_now,
+    test_44_trusted_certificate_not_bound_to_leg,
+    test_45_control_fresh_timestamp_accepted,
+    test_45_timestamp_checked,
+    test_46_timestamp_duplicated_or_unsigned,
+    test_58_forged_signature_does_not_reserve_victim_id,
+    test_58_forgery_after_genuine_gets_no_stored_receipt,
+)
+from test_attacks_wrapping import (  # noqa: F401
     test_28_unsigned_message_to_signing_leg,
     test_29_signature_not_covering_messaging,
     test_30_signature_not_covering_one_payload,
-    test_resigning_alone_is_accepted,
     test_31_xsw_signed_body_wrapped,
     test_32_duplicate_id_forged_copy_first,
     test_33_forged_messaging_in_place_signed_one_wrapped,
     test_34_reference_uri_outside_the_message,
     test_35_forbidden_transforms_not_run,
     test_36_too_many_transforms_or_references,
-    test_38_other_canonicalization_refused,
-    test_40_content_changed_after_signing,
-    test_42_untrusted_signer,
-    test_43_signer_certificate_not_valid_now,
-    test_44_trusted_certificate_not_bound_to_leg,
-    test_45_timestamp_checked,
-    test_45_control_fresh_timestamp_accepted,
-    test_46_timestamp_duplicated_or_unsigned,
     test_id_reference_with_caret_refused,
-    test_50_encrypted_data_in_header_wrapper,
-    test_51_payload_in_body_where_encryption_required,
-    test_51_control_encrypted_accepted,
-    test_52_signed_compressed_payload_not_gzip,
-    test_58_forged_signature_does_not_reserve_victim_id,
-    test_58_forgery_after_genuine_gets_no_stored_receipt,
+    test_resigning_alone_is_accepted,
 )
 
 EB = ta.EB
@@ -77,7 +86,7 @@ SIGNING_KEYS = ('<signingKeys><signing id="ed25519"><certificate>{pki}/gateway-e
 DECRYPTION = ('<decryption><certificate>{pki}/gateway-x25519.crt</certificate>'
               '<key>{pki}/gateway-x25519.key</key></decryption>')
 
-# test_attacks.ATTACK_LEGS' actions (the imported tests name them), each a
+# attacklib.ATTACK_LEGS' actions (the imported tests name them), each a
 # profile="edelivery-2.0" leg.
 ATTACK_LEGS_2_0 = ''.join(f'''
   <pmode id="{pid}">
@@ -111,7 +120,7 @@ ATTACK_LEGS_2_0 = ''.join(f'''
   </pmode>'''
 
 
-# ---- fixtures (test_attacks.py's, in 2.0) -----------------------------------
+# ---- fixtures (attacklib.py's, in 2.0) --------------------------------------
 
 @pytest.fixture(scope='module')
 def pki(pki, tmp_path_factory):
@@ -129,7 +138,7 @@ def pki(pki, tmp_path_factory):
 
 @pytest.fixture(scope='module')
 def apki(pki, tmp_path_factory):
-    """test_attacks.apki with Ed25519 keys: self-signed, from another CA
+    """attacklib.apki with Ed25519 keys: self-signed, from another CA
     under the sender's name, expired, not yet valid, and the attacker."""
     d = tmp_path_factory.mktemp('attack-pki-2-0')
     ca_cert, ca_key = tamper.load_cert(f'{pki}/ca.crt'), tamper.load_key(f'{pki}/ca.key')
@@ -150,68 +159,75 @@ def _legs(apki):
     return ATTACK_LEGS_2_0.replace('{apki}', str(apki))
 
 
-@pytest.fixture(scope='module', params=['sqlite', 'postgresql'])
-def agw(request, tmp_path_factory, pki, apki):
-    """test_attacks.agw: one gateway with every 2.0 attack leg per backend."""
-    d = tmp_path_factory.mktemp(f'attack-gw-2-0-{request.param}')
-    gw = Gateway(d, pki, make_dsn(request.param, d), legs=_legs(apki),
-                 extra_gateway=SIGNING_KEYS.replace('{pki}', str(pki))).start()
+@pytest.fixture(scope='module', params=ta.SIDES, ids=['-'.join(p) for p in ta.SIDES])
+def attack_gw(request, tmp_path_factory, pki, apki):
+    """attacklib.attack_gw: one gateway with every 2.0 attack leg per
+    backend and spool side."""
+    backend, side = request.param
+    gw = ta.start_attack_gw(tmp_path_factory, pki, backend, side, _legs(apki),
+                            extra_gateway=SIGNING_KEYS.replace('{pki}', str(pki)))
     yield gw
     rc = gw.stop()
     assert rc == 0, f'as4gw exited {rc} after SIGTERM: {gw.logtext()[-2000:]}'
 
 
 @pytest.fixture
-def fresh_gw(gateway_factory, pki, apki):
+def agw(attack_gw):
+    """attacklib.agw: checked after each test on the spooled side."""
+    yield from ta.spool_checked(attack_gw)
+
+
+@pytest.fixture
+def fresh_gw(gateway_factory, pki, apki, spool_side):
     return gateway_factory(legs=_legs(apki),
                            extra_gateway=SIGNING_KEYS.replace('{pki}', str(pki))).start()
 
 
 @pytest.fixture
-def make(tmp_path, pki, apki):
-    """test_attacks.make for 2.0: `as4gw push --profile edelivery-2.0`;
+def make(request, tmp_path, pki, apki):
+    """attacklib.make for 2.0: `as4gw push --profile edelivery-2.0`;
     signer 'sender' (Ed25519), 'gateway' (gateway-ed25519, same CA, not the
     leg's signer) or an apki name; any encrypt_to means the leg's X25519
-    key-agreement certificate (2.0 has no RSA key transport)."""
-    counter = [0]
+    key-agreement certificate (2.0 has no RSA key transport).  Built once
+    for every backend and spool side (attacklib.made_once)."""
+    return ta.made_once(request, functools.partial(_push, tmp_path, pki, apki))
 
-    def build(action=ta.SIGNED, signer='sender', encrypt_to=None, compress=False,
-              payloads=((b'<Invoice>1</Invoice>', 'application/xml'),), message_id=None):
-        counter[0] += 1
-        n = counter[0]
-        out = tmp_path / f'msg2-{n}.req'
-        args = [BIN, 'push', '--url', f'http://127.0.0.1:{free_port()}/as4',
-                '--from', 'urn:as4gw:dev:sender', '--to', 'urn:as4gw:dev:gateway',
-                '--service', 'urn:as4gw:dev:service', '--action', action,
-                '--profile', 'edelivery-2.0-ec' if signer == 'sender-p256' else 'edelivery-2.0',
-                '--connect-timeout', '2', '--timeout', '5', '--save-request', str(out)]
-        for i, (data, mime) in enumerate(payloads):
-            p = tmp_path / f'msg2-{n}-payload-{i + 1}'
-            p.write_bytes(data)
-            args += ['--payload', f'{p};mime={mime};cid=part-{i + 1}@as4gw-test']
-        if signer is not None:
-            d, name = {'sender': (pki, 'sender'), 'gateway': (pki, 'gateway-ed25519'),
-                       'sender-p256': (pki, 'sender-p256')}.get(signer, (apki, signer))
-            args += ['--sign', '--sign-cert', f'{d}/{name}.crt', '--sign-key', f'{d}/{name}.key']
-        if encrypt_to is not None:
-            args += ['--encrypt', '--recipient-cert', f'{pki}/gateway-x25519.crt']
-        if compress:
-            args.append('--compress')
-        if message_id is not None:
-            args += ['--message-id', message_id]
-        p = subprocess.run(args, capture_output=True, text=True, timeout=60)
-        assert out.exists(), f'as4gw push wrote no request: {p.stderr}'
-        msg = Message.load(str(out))
-        if signer not in (None, 'sender-p256'):
-            assert ED25519 in msg.envelope, msg.envelope[:3000]
-        return msg
 
-    return build
+def _push(tmp_path, pki, apki, n, action=ta.SIGNED, signer='sender', encrypt_to=None,
+          compress=False, payloads=((b'<Invoice>1</Invoice>', 'application/xml'),),
+          message_id=None):
+    """The message `as4gw push --profile edelivery-2.0 --save-request` writes."""
+    out = tmp_path / f'msg2-{n}.req'
+    args = [BIN, 'push', '--url', f'http://127.0.0.1:{free_port()}/as4',
+            '--from', 'urn:as4gw:dev:sender', '--to', 'urn:as4gw:dev:gateway',
+            '--service', 'urn:as4gw:dev:service', '--action', action,
+            '--profile', 'edelivery-2.0-ec' if signer == 'sender-p256' else 'edelivery-2.0',
+            '--connect-timeout', '2', '--timeout', '5', '--save-request', str(out)]
+    for i, (data, mime) in enumerate(payloads):
+        p = tmp_path / f'msg2-{n}-payload-{i + 1}'
+        p.write_bytes(data)
+        args += ['--payload', f'{p};mime={mime};cid=part-{i + 1}@as4gw-test']
+    if signer is not None:
+        d, name = {'sender': (pki, 'sender'), 'gateway': (pki, 'gateway-ed25519'),
+                   'sender-p256': (pki, 'sender-p256')}.get(signer, (apki, signer))
+        args += ['--sign', '--sign-cert', f'{d}/{name}.crt', '--sign-key', f'{d}/{name}.key']
+    if encrypt_to is not None:
+        args += ['--encrypt', '--recipient-cert', f'{pki}/gateway-x25519.crt']
+    if compress:
+        args.append('--compress')
+    if message_id is not None:
+        args += ['--message-id', message_id]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert out.exists(), f'as4gw push wrote no request: {p.stderr}'
+    msg = Message.load(str(out))
+    if signer not in (None, 'sender-p256'):
+        assert ED25519 in msg.envelope, msg.envelope[:3000]
+    return msg
 
 
 @pytest.fixture(autouse=True)
 def signed_in_kind(monkeypatch, pki):
-    """Every answer test_attacks.post() gets here, eb:Error or Receipt, is
+    """Every answer attacklib.post() gets here, eb:Error or Receipt, is
     signed by the leg's key: eddsa-ed25519 by gateway-ed25519.crt (the EC
     test sets ecdsa-sha256 by gateway-p256.crt in the dict returned)."""
     post = ta.post
@@ -231,15 +247,15 @@ def signed_in_kind(monkeypatch, pki):
 
 @pytest.mark.parametrize('kind', ['hmac-sha256', 'digest-sha1', 'digest-md5'])
 def test_37_weak_algorithms_refused(agw, make, pki, kind):
-    """test_attacks 37 without rsa-sha1/rsa-md5 (RSA); the weak digests are
+    """test_attacks_signature 37 without rsa-sha1/rsa-md5 (RSA); the weak digests are
     genuinely re-signed with Ed25519."""
-    ta.test_37_weak_algorithms_refused(agw, make, pki, kind)
+    test_attacks_signature.test_37_weak_algorithms_refused(agw, make, pki, kind)
 
 
 @pytest.mark.parametrize('kind', ['xml-payload', 'binary-payload'])
 def test_39_attachment_byte_flipped(agw, make, pki, kind):
-    """test_attacks 39 without encrypted-plaintext (RSA content key)."""
-    ta.test_39_attachment_byte_flipped(agw, make, pki, kind)
+    """test_attacks_signature 39 without encrypted-plaintext (RSA content key)."""
+    test_attacks_signature.test_39_attachment_byte_flipped(agw, make, pki, kind)
 
 
 @pytest.mark.parametrize('kind', ['keyvalue-only', 'keyvalue-beside-token-reference'])

@@ -34,8 +34,9 @@ for _module in ('lxml', 'cryptography'):   # tamper.py needs both
 
 import tamper  # noqa: E402
 from conftest import BIN, SRC, Gateway, make_dsn, new_id  # noqa: E402
-from test_attacks import (ATTACK_LEGS, _compressed, accepted, apki, flip,  # noqa: E402,F401
-                          last_request_log, make, message_id, refused, totals)
+# the fixtures apki and make are conftest's (attacklib.py's)
+from attacklib import (ATTACK_LEGS, accepted, compressed, flip,  # noqa: E402
+                       last_request_log, message_id, refused, totals)
 
 SIZE = 12 << 20
 
@@ -57,7 +58,7 @@ def big():
 @pytest.fixture(scope='module', params=[(b, t) for b in ('sqlite', 'postgresql')
                                         for t in _threshold_limits()],
                 ids=lambda p: p[0] + ('-spool0' if p[1] else ''))
-def lgw(request, tmp_path_factory, pki, apki):  # noqa: F811
+def lgw(request, tmp_path_factory, pki, apki):
     """A gateway with the attack legs per backend (and spool threshold)."""
     backend, limits = request.param
     d = tmp_path_factory.mktemp(f'large-{backend}')
@@ -134,10 +135,10 @@ def test_decompression_cap_is_a_config_key(gateway_factory):
                                 '<maxDecompressedTotalBytes>4194304</maxDecompressedTotalBytes>'
                          ).start()
     mid = new_id()
-    refused(gw, _compressed(mid, data), 'EBMS:0303', mid)
+    refused(gw, compressed(mid, data), 'EBMS:0303', mid)
     assert 'exceeds the limit of 2097152 bytes' in last_request_log(gw).get('error', ''), \
         last_request_log(gw)
     assert gw.stop() == 0
     ok = gateway_factory().start()
-    accepted(ok, _compressed(new_id(), data))
+    accepted(ok, compressed(new_id(), data))
     assert totals(ok)[0] == 1
