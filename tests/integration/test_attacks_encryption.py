@@ -135,16 +135,17 @@ def test_49_decryption_failures_indistinguishable(agw, make, pki):
     assert 'tag' in details['tag-flip'] and 'key transport' in details['wrapped-key-corrupt'], \
         details
     assert len(set(details.values())) >= 4, details
-    medians = {}
-    for kind, msg in msgs.items():
-        ct, body = msg.http()
-        times = []
-        for _ in range(20):
-            t0 = time.perf_counter()
-            agw.post(ct, body)
-            times.append(time.perf_counter() - t0)
-        medians[kind] = statistics.median(times)
-    assert max(medians.values()) - min(medians.values()) < 0.050, medians
+    if agw.spool is None:   # timing: once per backend (the memory side)
+        medians = {}
+        for kind, msg in msgs.items():
+            ct, body = msg.http()
+            times = []
+            for _ in range(20):
+                t0 = time.perf_counter()
+                agw.post(ct, body)
+                times.append(time.perf_counter() - t0)
+            medians[kind] = statistics.median(times)
+        assert max(medians.values()) - min(medians.values()) < 0.050, medians
     assert totals(agw) == before
 
 
@@ -199,17 +200,18 @@ def test_cbc_padding_oracle_closed(agw, make, pki, where):
     # the log still tells the operator which is which (item 12)
     assert all('padding' in details[d] for d in variants if d not in valid), details
     assert all('padding' not in details[d] for d in valid), details
-    medians = {}
-    for group in ('valid', 'invalid'):
-        d = next(d for d in variants if (d in valid) == (group == 'valid'))
-        ct, body = variants[d].http()
-        times = []
-        for _ in range(15):
-            t0 = time.perf_counter()
-            agw.post(ct, body)
-            times.append(time.perf_counter() - t0)
-        medians[group] = statistics.median(times)
-    assert abs(medians['valid'] - medians['invalid']) < 0.050, medians
+    if agw.spool is None:   # timing: once per backend (the memory side)
+        medians = {}
+        for group in ('valid', 'invalid'):
+            d = next(d for d in variants if (d in valid) == (group == 'valid'))
+            ct, body = variants[d].http()
+            times = []
+            for _ in range(15):
+                t0 = time.perf_counter()
+                agw.post(ct, body)
+                times.append(time.perf_counter() - t0)
+            medians[group] = statistics.median(times)
+        assert abs(medians['valid'] - medians['invalid']) < 0.050, medians
     assert totals(agw) == before
 
 
