@@ -43,39 +43,24 @@ payload_hash_bytes(struct payload_hash *ph, const void *data, size_t len)
 		ph->failed = 1;
 }
 
-/* Feed a part's final bytes len-prefixed: in SPOOL_CHUNK pieces, each
- * released behind (spool_done: a spooled payload of any size is read in
- * order without staying resident; issue 14). */
+/* Feed a part's final bytes len-prefixed into a and, unless NULL, b too: in
+ * SPOOL_CHUNK pieces, each read once for both, then released behind
+ * (spool_done: a spooled payload of any size is read in order without
+ * staying resident; issue 14). */
 static void
-payload_hash_data(struct payload_hash *ph, const unsigned char *data,
-    size_t len)
-{
-	size_t off, n;
-
-	payload_hash_u64(ph, (uint64_t)len);
-	for (off = 0; off < len; off += n) {
-		n = len - off > SPOOL_CHUNK ? SPOOL_CHUNK : len - off;
-		if (codec_sha256_update(ph->h, data + off, n) == -1)
-			ph->failed = 1;
-		spool_done(data + off, n);
-	}
-}
-
-/* payload_hash_data into two running hashes in one pass over the bytes
- * (payload_content_hashes): each piece is read once, then released. */
-static void
-payload_hash_data2(struct payload_hash *a, struct payload_hash *b,
+payload_hash_data(struct payload_hash *a, struct payload_hash *b,
     const unsigned char *data, size_t len)
 {
 	size_t off, n;
 
 	payload_hash_u64(a, (uint64_t)len);
-	payload_hash_u64(b, (uint64_t)len);
+	if (b != NULL)
+		payload_hash_u64(b, (uint64_t)len);
 	for (off = 0; off < len; off += n) {
 		n = len - off > SPOOL_CHUNK ? SPOOL_CHUNK : len - off;
 		if (codec_sha256_update(a->h, data + off, n) == -1)
 			a->failed = 1;
-		if (codec_sha256_update(b->h, data + off, n) == -1)
+		if (b != NULL && codec_sha256_update(b->h, data + off, n) == -1)
 			b->failed = 1;
 		spool_done(data + off, n);
 	}
@@ -161,7 +146,8 @@ payload_content_hash(const struct ebms_user_message *um,
 	payload_v1_head(&ph, um);
 	for (i = 0; i < um->n_parts; i++) {
 		payload_v1_part(&ph, &um->parts[i]);
-		payload_hash_data(&ph, um->parts[i].data, um->parts[i].len);
+		payload_hash_data(&ph, NULL, um->parts[i].data,
+		    um->parts[i].len);
 	}
 	/* final runs (and frees) even after a failed update */
 	if (codec_sha256_final(ph.h, out) == -1 || ph.failed)
@@ -231,7 +217,7 @@ static void
 payload_part_feed(struct payload_hash *ph, const struct ebms_part *p, int k)
 {
 	if (k == 1) {
-		payload_hash_data(ph, p->data, p->len);
+		payload_hash_data(ph, NULL, p->data, p->len);
 		return;
 	}
 	payload_hash_u64(ph, p->href == NULL ? 0 :
@@ -327,7 +313,7 @@ payload_content_hashes(struct arena *a, const struct ebms_user_message *um,
 			bad = 1;
 			break;
 		}
-		payload_hash_data2(&ph1, &ph2, um->parts[i].data,
+		payload_hash_data(&ph1, &ph2, um->parts[i].data,
 		    um->parts[i].len);
 		payload_field_end(&ph2, fields + (PAYLOAD_FIELDS_FIXED +
 		    2 * i + 1) * CODEC_SHA256_LEN, &bad);
