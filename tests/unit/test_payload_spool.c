@@ -23,6 +23,7 @@
 #include "testspool.h"
 #include "testutil.h"
 #include "payload/payload.h"
+#include "payload/payload_int.h"
 #include "spool/spool.h"
 #include "util/arena.h"
 #include "util/err.h"
@@ -355,6 +356,39 @@ test_hashes_one_pass(void **state)
 	free(plain);
 }
 
+/* A spooled part of PAYLOAD_PAR_MIN or more: its two digests are made on
+ * two threads (payload_par.c), equal to the one-thread ones, and every
+ * window is released behind, so the mapping ends not resident. */
+static void
+test_hashes_two_threads(void **state)
+{
+	size_t big = PAYLOAD_PAR_MIN + CH + 7, i, runs;
+	unsigned char *plain = malloc(big);
+	struct arena *a = arena_new(0);
+	struct spool *sp = NULL;
+	struct t_msg m;
+	struct err err;
+	long rss;
+
+	(void)state;
+	assert_non_null(plain);
+	for (i = 0; i < big; i++)
+		plain[i] = (unsigned char)(i * 31 + 7);
+	err_clear(&err);
+	assert_int_equal(spool_new(testspool_dir, 0, 0, &sp, &err), 0);
+	(void)spool_bind(sp);
+	t_msg_init(&m, testspool_mapped(sp, plain, big), big);
+	runs = payload_par_runs();
+	t_hashes_agree(a, &m.um);
+	assert_int_equal(payload_par_runs(), runs + 1);
+	rss = testspool_rss_kib(m.part.data);
+	assert_true(rss >= 0 && rss < 1024);
+	(void)spool_bind(NULL);
+	spool_free(sp);
+	arena_free(a);
+	free(plain);
+}
+
 int
 main(void)
 {
@@ -365,6 +399,7 @@ main(void)
 		cmocka_unit_test(test_spill),
 		cmocka_unit_test(test_hash),
 		cmocka_unit_test(test_hashes_one_pass),
+		cmocka_unit_test(test_hashes_two_threads),
 	};
 
 	return cmocka_run_group_tests(tests, testspool_setup,

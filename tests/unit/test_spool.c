@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "testspool.h"
 #include "testutil.h"
 
 /* A fresh empty directory under /tmp. */
@@ -56,29 +57,6 @@ t_rss_kib(void)
 	while (fgets(line, sizeof(line), f) != NULL)
 		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
 			break;
-	fclose(f);
-	return kib;
-}
-
-/* Rss (KiB) of this process's mapping that starts at addr (smaps). */
-static long
-t_map_rss_kib(const void *addr)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[512];
-	unsigned long lo = 0, hi = 0;
-	char perms[8];
-	long kib = -1;
-	int in = 0;
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f) != NULL) {
-		/* a mapping's header: "lo-hi perms offset dev inode path" */
-		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3)
-			in = lo == (unsigned long)(uintptr_t)addr;
-		else if (in && sscanf(line, "Rss: %ld kB", &kib) == 1)
-			break;
-	}
 	fclose(f);
 	return kib;
 }
@@ -224,14 +202,14 @@ t_done_maps_ahead(void **state)
 		assert_int_equal(spool_write(f, block, sizeof(block), &err), 0);
 	assert_int_equal(spool_map(f, &m, &err), 0);
 	assert_null(spool_bind(sp));
-	r0 = t_map_rss_kib(m);
+	r0 = testspool_rss_kib(m);
 	assert_true(r0 >= 0 && r0 < 512);       /* nothing read yet */
 	spool_done(m, SPOOL_CHUNK);             /* chunk 1 mapped ahead */
-	r1 = t_map_rss_kib(m);
+	r1 = testspool_rss_kib(m);
 	assert_true(r1 >= 1000);
 	for (i = 1; i < 8; i++)
 		spool_done(m + i * SPOOL_CHUNK, SPOOL_CHUNK);
-	r2 = t_map_rss_kib(m);
+	r2 = testspool_rss_kib(m);
 	assert_true(r2 < 512);                  /* all released, none ahead */
 	assert_int_equal(m[n - 1], 'b');
 	(void)spool_bind(NULL);

@@ -44,3 +44,26 @@ testspool_mapped(struct spool *sp, const void *p, size_t n)
 	assert_int_equal(spool_map(f, &m, &err), 0);
 	return m;
 }
+
+/* See testspool.h. */
+long
+testspool_rss_kib(const void *addr)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	unsigned long lo = 0, hi = 0;
+	char perms[8];
+	long kib = -1;
+	int in = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		/* a mapping's header: "lo-hi perms offset dev inode path" */
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3)
+			in = lo == (unsigned long)(uintptr_t)addr;
+		else if (in && sscanf(line, "Rss: %ld kB", &kib) == 1)
+			break;
+	}
+	fclose(f);
+	return kib;
+}

@@ -1,6 +1,6 @@
 /*
  * testspool — the spool fixture of the unit tests of spooled paths
- * (test_payload_spool.c, test_wss_cipher_stream.c; issue 14): a fresh
+ * (test_payload_spool.c, test_wss_cipher_stream.c, test_spool.c; issue 14): a fresh
  * spool directory for the group, and a part's bytes in a mapped spool
  * file as the MIME parser of a spooled request leaves them.
  */
@@ -24,5 +24,9 @@ int testspool_teardown(void **state);
  * the mapping belongs to sp. */
 const unsigned char *testspool_mapped(struct spool *sp, const void *p,
     size_t n);
+
+/* Rss (KiB) of this process's mapping that starts at addr (smaps); -1
+ * when there is none. */
+long testspool_rss_kib(const void *addr);
 
 #endif
