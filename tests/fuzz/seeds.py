@@ -552,7 +552,7 @@ EDIFACT_SEEDS = [
 EDIFACT_TOKENS = ['UNA', 'UNB', 'UNOA', 'UNOC', 'UNOY', "UNA:+.? '", '?', "'",
                   '+', ':', '\r\n']
 
-# fuzz_agree: xenc:AgreementMethod forms (tests/unit/test_wss_agree.c: the
+# fuzz_agree: xenc:AgreementMethod forms (tests/unit/test_wss_agree_known.c: the
 # ENTSOG AS4 4.0 examples, ECDH-ES with ConcatKDF), plus the AgreementMethod
 # elements of the xmlsec X25519 vectors under ../shared.
 AGREE_NS = ('xmlns:xenc="http://www.w3.org/2001/04/xmlenc#" '

@@ -5,7 +5,7 @@ certificate sends an EncryptedKey with kw-aes128 and an xenc:AgreementMethod
 lacks key agreement (every 1.x leg) refuses it with EBMS:0103 before any
 cryptography and stores nothing.  The 2.0 legs that accept it come with
 the edelivery-2.0 profiles (configuration: another part of the issue); the
-key agreement itself is covered by tests/unit/test_wss_agree.c."""
+key agreement itself is covered by tests/unit/test_wss_agree_*.c."""
 import base64
 import re
 

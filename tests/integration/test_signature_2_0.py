@@ -8,7 +8,7 @@ both with EBMS:0103 and nothing stored.  A gateway whose signing pair is
 Ed25519 signs its Receipts with eddsa-ed25519, and push verifies them with
 --gateway-cert (wss_verify_envelope).  An Ed25519 signature with a
 non-canonical S and ECDSA values in DER are EBMS:0101 with nothing stored.
-The rest of the signature checks is in tests/unit/test_wss_eddsa.c
+The rest of the signature checks is in tests/unit/test_wss_eddsa_sign.c
 (xmlsec's vectors, methods that do not fit the key, curves)."""
 import base64
 import re
