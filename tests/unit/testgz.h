@@ -1,6 +1,6 @@
 /*
  * testgz — compressed test input for the payload unit tests
- * (test_payload.c, test_payload_spool.c): zlib's deflate of a buffer in
+ * (test_payload_gzip.c, test_payload_spool.c): zlib's deflate of a buffer in
  * one of its three framings.
  */
 #ifndef AS4GW_TESTGZ_H
