@@ -180,7 +180,12 @@ store_copy_inbox(struct store_copy_src *s, struct store_copy_dst *d,
 	return got;
 }
 
-/* The purge log's rows, then the totals' rest (see the table above). */
+/*
+ * The purge log's rows, then the totals' rest (see the table above): with
+ * a copy into an empty target only.  A --merge copies messages only: the
+ * purge history counts runs, not messages, and a second merge of one
+ * source would count its runs twice (store_copy_skip_purge).
+ */
 static int
 store_copy_purge(struct store_copy_src *s, struct store_copy_dst *d,
     struct err *err)
@@ -196,6 +201,18 @@ store_copy_purge(struct store_copy_src *s, struct store_copy_dst *d,
 			if (store_copy_dst_put(d, ts[i], &r, &n, err) == -1)
 				return -1;
 	return got;
+}
+
+/* Under --merge the source's purge history is reported as skipped. */
+static void
+store_copy_skip_purge(struct store_copy_report *r)
+{
+	static const enum store_copy_measure ms[] = { STORE_COPY_PURGE_LOG,
+	    STORE_COPY_PURGE_RUNS, STORE_COPY_PURGED };
+	size_t i;
+
+	for (i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
+		r->skipped.v[ms[i]] = r->source.v[ms[i]];
 }
 
 /*
@@ -236,8 +253,13 @@ store_copy_run(const struct store_copy_opts *o, struct store_copy_src *s,
 		return err_set(err, ERR_CONF, NULL, "the target inbox is not "
 		    "empty (%lld rows): nothing copied; --merge copies into it",
 		    (long long)ret->before.v[STORE_COPY_INBOX]);
-	if (store_copy_inbox(s, d, o->merge, &ret->skipped, err) == -1 ||
-	    store_copy_purge(s, d, err) == -1 ||
+	if (o->merge)   /* see store_copy_purge */
+		store_copy_skip_purge(ret);
+	/* into an empty target nothing needs an answer before the next row */
+	if ((!o->merge && store_copy_dst_pipeline(d, 1, err) == -1) ||
+	    store_copy_inbox(s, d, o->merge, &ret->skipped, err) == -1 ||
+	    (!o->merge && store_copy_purge(s, d, err) == -1) ||
+	    (!o->merge && store_copy_dst_pipeline(d, 0, err) == -1) ||
 	    store_copy_dst_counts(d, &ret->after, err) == -1 ||
 	    store_copy_verify(ret, err) == -1)
 		return -1;

@@ -76,7 +76,9 @@ struct store_copy_report {
  * Under o->merge a key (sending party, MessageId) already in the target
  * with the same content hash is skipped with its payloads and delivery
  * row and counted in ret->skipped; with another content hash it is a
- * conflict: ERR_STORE naming it, nothing committed.  At the end the
+ * conflict: ERR_STORE naming it, nothing committed.  A merge copies no
+ * purge history (reported as skipped): it counts runs, and a second merge
+ * of one source would count them twice.  At the end the
  * target's counts must have grown by the source's less the skipped (the
  * purge totals by the source's), else nothing is committed.
  * 0 ok (*ret filled; also for a dry run), -1 with err (ERR_CONF for a

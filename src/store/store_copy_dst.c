@@ -16,6 +16,17 @@
 
 #define STORE_COPY_DST_PREFIX "as4gw_copy_"
 
+/*
+ * Pipelined rows (libpq "Pipeline Mode", PostgreSQL 14+): a copy into an
+ * empty target sends its rows without waiting for each answer, and reads
+ * the answers after at most this many statements or parameter bytes.  The
+ * statements' answers (some 20 bytes each) then always fit the sockets'
+ * buffers, so neither side blocks on the other (libpq's documented
+ * pipeline deadlock); libpq holds at most about the bytes.
+ */
+#define STORE_COPY_PIPE_STMTS 256
+#define STORE_COPY_PIPE_BYTES ((size_t)16 << 20)
+
 /* The target's counts, in enum store_copy_measure's order. */
 #define STORE_COPY_DST_COUNTS \
 	"SELECT (SELECT count(*) FROM inbox)," \
@@ -93,11 +104,12 @@ store_copy_dst_open(const char *dsn, int dry_run, struct store_copy_dst *d,
 	return 0;
 }
 
-/* Roll back what is open and close; accepts a zeroed d. */
+/* Roll back what is open and close (in the middle of a pipeline: the
+ * server rolls back when the connection closes); accepts a zeroed d. */
 void
 store_copy_dst_close(struct store_copy_dst *d)
 {
-	if (d->in_txn)
+	if (d->in_txn && !d->pipeline)
 		(void)store_copy_dst_end(d, 0, NULL);
 	store_close(d->store);
 	memset(d, 0, sizeof(*d));
@@ -172,6 +184,77 @@ store_copy_dst_counts(struct store_copy_dst *d,
 	return rc;
 }
 
+/*
+ * Sync the pipeline and read every answer it holds: one per statement
+ * (each followed by NULL), then the sync's.  The first failure is kept (a
+ * failed statement aborts the rest: PGRES_PIPELINE_ABORTED).
+ */
+static int
+store_copy_dst_sync(struct store_copy_dst *d, struct err *err)
+{
+	ExecStatusType want;
+	PGresult *res;
+	int rc = 0, i;
+
+	if (PQpipelineSync(d->conn) != 1)
+		return store_copy_dst_fail(d, "send the copy", NULL, err);
+	for (i = 0; i <= d->pending; i++) {
+		want = i < d->pending ? PGRES_COMMAND_OK : PGRES_PIPELINE_SYNC;
+		if ((res = PQgetResult(d->conn)) == NULL)
+			return store_copy_dst_fail(d, "copy rows", NULL, err);
+		if (PQresultStatus(res) != want)
+			rc = store_copy_dst_fail(d, "copy rows", res, err);
+		PQclear(res);
+		if (i < d->pending && (res = PQgetResult(d->conn)) != NULL) {
+			PQclear(res);
+			return err_set(err, ERR_STORE, NULL, "could not copy "
+			    "rows: unexpected answer in the pipeline");
+		}
+	}
+	d->pending = 0;
+	d->bytes = 0;
+	return rc;
+}
+
+/* Pipelined writes on (before the rows) or off (after: the answers read);
+ * see store_copy_int.h. */
+int
+store_copy_dst_pipeline(struct store_copy_dst *d, int on, struct err *err)
+{
+	if (on) {
+		if (PQenterPipelineMode(d->conn) != 1)
+			return store_copy_dst_fail(d, "enter pipeline mode",
+			    NULL, err);
+		d->pipeline = 1;
+		return 0;
+	}
+	if (store_copy_dst_sync(d, err) == -1)
+		return -1;
+	if (PQexitPipelineMode(d->conn) != 1)
+		return store_copy_dst_fail(d, "leave pipeline mode", NULL, err);
+	d->pipeline = 0;
+	return 0;
+}
+
+/* One row into the pipeline: sent, its answer read at the next sync. */
+static int
+store_copy_dst_send(struct store_copy_dst *d, const char *name,
+    const struct store_copy_row *r, struct err *err)
+{
+	int i;
+
+	if (PQsendQueryPrepared(d->conn, name, r->n, r->v, r->len, r->fmt,
+	    0) != 1)
+		return store_copy_dst_fail(d, "copy rows", NULL, err);
+	d->pending++;
+	for (i = 0; i < r->n; i++)
+		d->bytes += r->fmt[i] ? (size_t)r->len[i] : 0;
+	if (d->pending < STORE_COPY_PIPE_STMTS &&
+	    d->bytes < STORE_COPY_PIPE_BYTES)
+		return 0;
+	return store_copy_dst_sync(d, err);
+}
+
 /* Write one row of table t; see store_copy_int.h. */
 int
 store_copy_dst_put(struct store_copy_dst *d, enum store_copy_table t,
@@ -183,6 +266,10 @@ store_copy_dst_put(struct store_copy_dst *d, enum store_copy_table t,
 
 	(void)snprintf(name, sizeof(name), STORE_COPY_DST_PREFIX "%s",
 	    store_copy_tables[t].name);
+	if (d->pipeline) {
+		*ret_rows = 1;  /* not known yet: the final counts check it */
+		return store_copy_dst_send(d, name, r, err);
+	}
 	res = PQexecPrepared(d->conn, name, r->n, r->v, r->len, r->fmt, 0);
 	if (PQresultStatus(res) == PGRES_COMMAND_OK)
 		*ret_rows = atoi(PQcmdTuples(res));

@@ -89,6 +89,9 @@ struct store_copy_dst {
 	struct store *store;
 	PGconn *conn;
 	int in_txn;
+	int pipeline;                 /* rows are pipelined */
+	int pending;                  /* statements sent, answers unread */
+	size_t bytes;                 /* their binary parameters' bytes */
 };
 
 /*
@@ -110,8 +113,18 @@ int store_copy_dst_end(struct store_copy_dst *d, int commit, struct err *err);
 int store_copy_dst_counts(struct store_copy_dst *d,
     struct store_copy_counts *ret, struct err *err);
 
+/*
+ * Pipelined writes (a copy into an empty target: no answer is needed
+ * before the next row) on, or off: the answers of every row sent are read
+ * and the first failure returned.  0 or -1 ERR_STORE.
+ */
+int store_copy_dst_pipeline(struct store_copy_dst *d, int on,
+    struct err *err);
+
 /* Write one row of table t: *ret_rows = rows the statement changed
- * (0: an inbox key already present). 0 or -1 ERR_STORE. */
+ * (0: an inbox key already present; pipelined: always 1, a failure
+ * surfaces at the next sync and a conflict in the final counts).  0 or -1
+ * ERR_STORE. */
 int store_copy_dst_put(struct store_copy_dst *d, enum store_copy_table t,
     const struct store_copy_row *r, int *ret_rows, struct err *err);
 

@@ -233,6 +233,10 @@ def test_copy_merge_skips_same_and_fails_on_conflict(source, tmp_path):
     p = copy('--from', source['dsn'], '--to', dsn, '--merge')
     assert p.returncode == 0, p.stderr
     assert 'copied 1 inbox rows (5 skipped' in p.stdout, p.stdout
+    lines = {ln[:24].strip(): ln[24:].split() for ln in p.stdout.splitlines()[1:]}
+    # the purge history is not merged twice: shown as skipped
+    assert lines['purge runs (totals)'] == ['1', '1', '1', '1'], p.stdout
+    assert pg.query("SELECT runs_ok FROM purge_totals WHERE source = 'cli'") == [(1,)]
     assert dict(pg.query('SELECT message_id, receipt FROM inbox')) == source['receipts']
     assert pg.query('SELECT count(*) FROM payload_chunk') == [(9,)]
 
@@ -299,3 +303,24 @@ def test_copy_refuses_a_source_in_use(tmp_path, pki):
         assert not pg_has_schema(dsn)
     finally:
         assert gw.stop() == 0
+
+
+def test_copy_a_row_the_target_refuses_commits_nothing(source, tmp_path):
+    """A source row PostgreSQL cannot take (text that is not UTF-8, which
+    SQLite stores as it is), in the middle of the pipelined rows: the copy
+    fails naming the server's reason and commits nothing."""
+    path = tmp_path / 'bad.db'
+    con = sqlite3.connect(source['path'])
+    con.execute(f"VACUUM INTO '{path}'")
+    con.close()
+    con = sqlite3.connect(path)
+    mid = sorted(source['sent'])[3]
+    con.execute("UPDATE inbox SET source = CAST(x'c328ff' AS TEXT) WHERE message_id = ?",
+                (mid,))
+    con.commit()
+    con.close()
+    dsn = pg_fresh(tmp_path)
+    p = copy('--from', f'sqlite:{path}', '--to', dsn)
+    assert p.returncode == 1
+    assert 'could not copy rows' in p.stderr and 'UTF8' in p.stderr, p.stderr
+    assert table_counts(Store('postgresql', dsn)) == (0, 0, 0, 0, 0)
