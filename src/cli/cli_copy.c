@@ -17,12 +17,15 @@
 #define CLI_COPY_HELP \
 	"  --from DSN   the SQLite store to copy (read-only; stop its " \
 	"gateway and deliverer first)\n" \
-	"  --to DSN     the PostgreSQL store to copy into (migrated first)\n" \
-	"  --merge      copy into a target whose inbox has rows: a message " \
-	"already\n" \
+	"  --to DSN     the PostgreSQL store to copy into (migrated first; " \
+	"it must be empty:\n" \
+	"               no messages, no purge runs)\n" \
+	"  --merge      copy the messages into a target that is not empty: " \
+	"one already\n" \
 	"               there with the same content is skipped, with other " \
-	"content\n" \
-	"               it is a conflict and nothing is committed\n" \
+	"content it is\n" \
+	"               a conflict and nothing is committed (no purge " \
+	"history is copied)\n" \
 	"  --dry-run    count both sides, write nothing\n" \
 	"The copy is one PostgreSQL transaction: all or nothing; run it " \
 	"again after a failure.\n"
@@ -96,9 +99,7 @@ cli_copy(int argc, char **argv)
 	if ((rc = cli_copy_parse(argc, argv, &o)) != 0)
 		return rc == 1 ? 0 : rc;
 	if (store_copy(&o, &r, &err) == -1) {
-		if (o.dry_run && err.kind == ERR_CONF &&
-		    r.source.v[STORE_COPY_INBOX] + r.before.v[STORE_COPY_INBOX]
-		    > 0)
+		if (o.dry_run && err.kind == ERR_CONF && r.target_schema)
 			cli_copy_print(&r, 1);
 		cli_fail("copy: ", err.msg);
 		return 1;

@@ -239,6 +239,24 @@ store_copy_verify(const struct store_copy_report *r, struct err *err)
 	return 0;
 }
 
+/*
+ * A copy goes into an empty target: no inbox rows and no purge runs (its
+ * purge history is added to the target's, so copying one source twice
+ * would count its runs twice); else only with --merge (messages only).
+ */
+static int
+store_copy_refuse(const struct store_copy_opts *o,
+    const struct store_copy_report *r, const char *what, struct err *err)
+{
+	if (o->merge || (r->before.v[STORE_COPY_INBOX] == 0 &&
+	    r->before.v[STORE_COPY_PURGE_RUNS] == 0))
+		return 0;
+	return err_set(err, ERR_CONF, NULL, "the target is not empty (%lld "
+	    "inbox rows, %lld purge runs): %s; --merge copies the messages "
+	    "into it", (long long)r->before.v[STORE_COPY_INBOX],
+	    (long long)r->before.v[STORE_COPY_PURGE_RUNS], what);
+}
+
 /* Inside the target's transaction: refuse, copy, count, check. */
 static int
 store_copy_run(const struct store_copy_opts *o, struct store_copy_src *s,
@@ -249,10 +267,8 @@ store_copy_run(const struct store_copy_opts *o, struct store_copy_src *s,
 	    store_copy_dst_counts(d, &ret->before, err) == -1)
 		return -1;
 	ret->after = ret->before;
-	if (ret->before.v[STORE_COPY_INBOX] > 0 && !o->merge)
-		return err_set(err, ERR_CONF, NULL, "the target inbox is not "
-		    "empty (%lld rows): nothing copied; --merge copies into it",
-		    (long long)ret->before.v[STORE_COPY_INBOX]);
+	if (store_copy_refuse(o, ret, "nothing copied", err) == -1)
+		return -1;
 	if (o->merge)   /* see store_copy_purge */
 		store_copy_skip_purge(ret);
 	/* into an empty target nothing needs an answer before the next row */
@@ -276,11 +292,7 @@ store_copy_dry(const struct store_copy_opts *o, struct store_copy_dst *d,
 	    store_copy_dst_counts(d, &ret->before, err) == -1)
 		return -1;
 	ret->after = ret->before;
-	if (ret->before.v[STORE_COPY_INBOX] > 0 && !o->merge)
-		return err_set(err, ERR_CONF, NULL, "the target inbox is not "
-		    "empty (%lld rows): a copy would be refused; --merge copies"
-		    " into it", (long long)ret->before.v[STORE_COPY_INBOX]);
-	return 0;
+	return store_copy_refuse(o, ret, "a copy would be refused", err);
 }
 
 /* See store_copy.h. */

@@ -72,7 +72,8 @@ struct store_copy_report {
  * the target (not even its schema, for a source that cannot be read):
  * a source that is missing, not an as4gw SQLite database, of another
  * schema version or open in another process (a running gateway); a target
- * that is not PostgreSQL; a target inbox with rows unless o->merge.
+ * that is not PostgreSQL; a target with inbox rows or purge runs unless
+ * o->merge.
  * Under o->merge a key (sending party, MessageId) already in the target
  * with the same content hash is skipped with its payloads and delivery
  * row and counted in ret->skipped; with another content hash it is a

@@ -272,7 +272,7 @@ store_copy_dst_put(struct store_copy_dst *d, enum store_copy_table t,
 	}
 	res = PQexecPrepared(d->conn, name, r->n, r->v, r->len, r->fmt, 0);
 	if (PQresultStatus(res) == PGRES_COMMAND_OK)
-		*ret_rows = atoi(PQcmdTuples(res));
+		*ret_rows = (int)strtol(PQcmdTuples(res), NULL, 10);
 	else {
 		(void)snprintf(what, sizeof(what), "copy a %s row",
 		    store_copy_tables[t].name);

@@ -202,7 +202,7 @@ def test_copy_refuses_a_target_with_rows(source, tmp_path):
     totals = pg.query('SELECT source, runs_ok, purged FROM purge_totals ORDER BY 1')
     p = copy('--from', source['dsn'], '--to', dsn)
     assert p.returncode == 1
-    assert 'the target inbox is not empty (6 rows)' in p.stderr, p.stderr
+    assert 'the target is not empty (6 inbox rows, 1 purge runs)' in p.stderr, p.stderr
     assert table_counts(pg) == before
     assert pg.query('SELECT source, runs_ok, purged FROM purge_totals ORDER BY 1') == totals
     p = copy('--from', source['dsn'], '--to', dsn, '--dry-run')
