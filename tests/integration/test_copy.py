@@ -59,6 +59,46 @@ def signed_request(gw, pki, tmp_path, mid, payload):
     return read_request(out)
 
 
+# every copied column, times in ms since the epoch, bytes as their SHA-256
+MS = {'sqlite': '{}', 'postgresql': '(extract(epoch FROM {}) * 1000)::bigint'}
+COLUMNS = {
+    'inbox': ('from_party, message_id, to_party, service, action, conversation_id,'
+              ' agreement_ref, pmode_id, source, content_hash, field_hashes, receipt,'
+              ' @received_at, @processed_at, partition_key, duplicates,'
+              ' @last_duplicate_at, business_key, business_duplicate_of'),
+    'payload': ('from_party, message_id, part_no, content_id, mime_type, properties,'
+                ' size, #content'),
+    'payload_chunk': 'from_party, message_id, part_no, chunk_no, #content',
+    'delivery': ('from_party, message_id, state, attempts, @claimed_at, @created_at,'
+                 ' @not_before, last_error, @last_error_at, @done_at'),
+    'purge_log': ('@started_at, @finished_at, source, outcome, purged, kept, batches,'
+                  ' error'),
+    'purge_totals': ('source, runs_ok, runs_stopped, runs_failed, purged,'
+                     ' @last_ok_at'),
+}
+
+
+def fidelity(store):
+    """Every table's rows, column for column, comparable across backends."""
+    out = {}
+    for table, cols in COLUMNS.items():
+        sel = []
+        for c in cols.split(','):
+            c = c.strip()
+            if c.startswith('@'):
+                sel.append(MS[store.backend].format(c[1:]))
+            elif c.startswith('#'):     # a chunked payload's SQLite content is b''
+                sel.append(f"CASE WHEN size IS NULL THEN {c[1:]} END"
+                           if table == 'payload' else c[1:])
+            else:
+                sel.append(c)
+        rows = store.query(f'SELECT {", ".join(sel)} FROM {table}')
+        out[table] = sorted(tuple(hashlib.sha256(v).hexdigest()
+                                  if isinstance(v, bytes) and len(v) > 64 else v
+                                  for v in r) for r in rows)
+    return out
+
+
 def copy(*args):
     return run_as4gw('copy', *args, timeout=300)
 
@@ -115,15 +155,21 @@ def source(tmp_path, pki):
         out = tmp_path / 'handoff-sqlite'
         p = run_as4gw('deliver', '-c', gw.config, '--to-dir', out, '--max', 2)
         assert p.returncode == 0, p.stderr
+        # one failed hand-off: attempts, last error and back-off kept
+        p = run_as4gw('deliver', '-c', gw.config, '--exec', 'exit 3', '--once')
+        assert p.returncode == 1, p.stderr
         p = run_as4gw('purge', '-c', gw.config)         # one logged run
         assert p.returncode == 0, p.stderr
         states = dict(st.query('SELECT message_id, state FROM delivery'))
         assert sorted(states.values()).count('done') == 2
+        assert st.query('SELECT count(*) FROM delivery WHERE last_error IS NOT NULL'
+                        ' AND not_before IS NOT NULL') == [(1,)]
+        rows = fidelity(st)
         receipts = dict(st.query('SELECT message_id, receipt FROM inbox'))
     finally:
         assert gw.stop() == 0
     return dict(dsn=gw.dsn, path=gw.dsn[len('sqlite:'):], sent=sent, answers=answers,
-                states=states, receipts=receipts, big=big_mid, gw=gw)
+                states=states, receipts=receipts, big=big_mid, gw=gw, rows=rows)
 
 
 def test_copy_then_retries_get_the_stored_receipts(source, tmp_path, pki):
@@ -142,6 +188,9 @@ def test_copy_then_retries_get_the_stored_receipts(source, tmp_path, pki):
     assert lines['purge log rows'] == ['1', '0', '0', '1'], p.stdout
     assert lines['business duplicates'] == ['1', '0', '0', '1'], p.stdout
     pg = Store('postgresql', dsn)
+    got = fidelity(pg)
+    for table, rows in source['rows'].items():
+        assert got[table] == rows, table
     assert dict(pg.query('SELECT message_id, receipt FROM inbox')) == source['receipts']
     assert dict(pg.query('SELECT message_id, state FROM delivery')) == source['states']
     assert pg.query("SELECT runs_ok FROM purge_totals WHERE source = 'cli'") == [(1,)]
@@ -183,8 +232,14 @@ def test_copy_then_retries_get_the_stored_receipts(source, tmp_path, pki):
             mid = json.loads((d / 'message.json').read_text())['message_id']
             got[mid] = [sha(p.read_bytes()) for p in sorted(d.glob('part-*.bin'))]
         assert sorted(got) == pending
+        # the one whose hand-off failed on SQLite: its attempts went along
+        [failed] = [r[1] for r in source['rows']['delivery'] if r[7] is not None]
+        assert f'delivered {failed} -> ' in p.stdout and '(attempt 2)' in p.stdout, p.stdout
         for mid, hashes in got.items():
             assert hashes == [sha(source['sent'][mid][2])]
+        assert pg.query('SELECT state, attempts, last_error FROM delivery'
+                        ' WHERE message_id = ?', failed) == [
+            ('done', 2, 'command exited with status 3')]
     finally:
         assert gw.stop() == 0
 
