@@ -105,6 +105,11 @@ cli_copy(int argc, char **argv)
 		return 1;
 	}
 	cli_copy_print(&r, o.dry_run);
+	if (r.chunked.v[STORE_COPY_CHUNKS] > 0)
+		printf("payloads stored whole before the chunked storage were "
+		    "stored in %lld chunks of %lld bytes (counted in target "
+		    "after)\n", (long long)r.chunked.v[STORE_COPY_CHUNKS],
+		    (long long)r.chunked.v[STORE_COPY_CHUNK_BYTES]);
 	if (o.dry_run)
 		printf("dry run: nothing written%s\n", r.target_schema ? "" :
 		    " (the target has no as4gw schema yet: a copy creates it)");

@@ -6,6 +6,8 @@
  */
 #include "store_copy.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store_copy_int.h"
@@ -14,6 +16,10 @@
  * (exact: integer microseconds, as every store_pg query reads them). */
 #define TS(n) "(timestamptz 'epoch' + $" #n "::bigint * interval '1 ms')"
 #define KEY " WHERE from_party = ?1 AND message_id = ?2"
+#define STR(x) #x
+#define XSTR(x) STR(x)
+#define LEGACY "(size IS NULL AND length(content) > " \
+	XSTR(STORE_COPY_LEGACY_MIN) ")"
 
 /* Source query and target statement of each table, column for column
  * (the schemas of sql/sqlite/ and sql/postgresql/). */
@@ -32,14 +38,18 @@ const struct store_copy_table_sql store_copy_tables[STORE_COPY_T_N] = {
 	    " $9, $10, $11, $12, " TS(13) ", " TS(14) ", $15, $16, " TS(17)
 	    ", $18, $19) ON CONFLICT (from_party, message_id) DO NOTHING", 19 },
 	/* a payload stored in chunks: content NULL in PostgreSQL (008's
-	 * CHECK), a zero-length blob in SQLite (007) */
+	 * CHECK), a zero-length blob in SQLite (007); one stored whole
+	 * before 007 and longer than STORE_CHUNK_THRESHOLD is stored in
+	 * chunks too (LEGACY: its size, and its rowid for reading it in
+	 * pieces, store_copy_legacy) */
 	[STORE_COPY_T_PAYLOAD] = { "payload",
 	    "SELECT from_party, message_id, part_no, content_id, mime_type,"
-	    " properties, CASE WHEN size IS NULL THEN content END, size"
-	    " FROM payload" KEY " ORDER BY part_no",
+	    " properties, CASE WHEN size IS NULL AND NOT " LEGACY " THEN"
+	    " content END, CASE WHEN " LEGACY " THEN length(content) ELSE size"
+	    " END, rowid, " LEGACY " FROM payload" KEY " ORDER BY part_no",
 	    "INSERT INTO payload (from_party, message_id, part_no, content_id,"
 	    " mime_type, properties, content, size)"
-	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", 8 },
+	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", 8, 10 },
 	[STORE_COPY_T_CHUNK] = { "payload_chunk",
 	    "SELECT from_party, message_id, part_no, chunk_no, content"
 	    " FROM payload_chunk" KEY " ORDER BY part_no, chunk_no",
@@ -107,20 +117,75 @@ store_copy_measure_name(enum store_copy_measure m)
 	return (unsigned)m < STORE_COPY_N ? store_copy_names[m] : "?";
 }
 
+/*
+ * The content of payload row p (stored whole before the chunked storage,
+ * longer than STORE_CHUNK_THRESHOLD: its target row has its size and no
+ * content) as chunk rows of STORE_CHUNK_BYTES, read in pieces: one chunk
+ * in memory.  Counted in *chunked.
+ */
+static int
+store_copy_legacy(struct store_copy_src *s, struct store_copy_dst *d,
+    const struct store_copy_row *p, struct store_copy_counts *chunked,
+    struct err *err)
+{
+	struct store_copy_row c = { .n = 5 };
+	sqlite3_blob *blob = NULL;
+	unsigned char *buf;
+	int len, off, k, n, rows, rc = -1;
+
+	if ((buf = malloc(STORE_CHUNK_BYTES)) == NULL)
+		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
+	if (store_copy_src_blob(s, strtoll(p->v[STORE_COPY_P_ROWID], NULL, 10),
+	    &blob, &len, err) == -1)
+		goto out;
+	c.v[0] = p->v[0];       /* from_party, message_id, part_no */
+	c.v[1] = p->v[1];
+	c.v[2] = p->v[2];
+	c.v[3] = c.num[3];
+	c.v[4] = (const char *)buf;
+	c.fmt[4] = 1;
+	for (off = 0, k = 0; off < len; off += n, k++) {
+		n = len - off < (int)STORE_CHUNK_BYTES ? len - off :
+		    (int)STORE_CHUNK_BYTES;
+		if (sqlite3_blob_read(blob, buf, n, off) != SQLITE_OK) {
+			(void)err_set(err, ERR_STORE, NULL, "could not read a "
+			    "payload of \"%s\"", p->v[1]);
+			goto out;
+		}
+		(void)snprintf(c.num[3], sizeof(c.num[3]), "%d", k);
+		c.len[4] = n;
+		if (store_copy_dst_put(d, STORE_COPY_T_CHUNK, &c, &rows,
+		    err) == -1)
+			goto out;
+		chunked->v[STORE_COPY_CHUNKS]++;
+		chunked->v[STORE_COPY_CHUNK_BYTES] += n;
+	}
+	rc = 0;
+out:
+	(void)sqlite3_blob_close(blob);
+	free(buf);
+	return rc;
+}
+
 /* Every row of one key's table t, from the source to the target. */
 static int
 store_copy_children(struct store_copy_src *s, struct store_copy_dst *d,
-    enum store_copy_table t, const char *from, const char *id,
-    struct err *err)
+    enum store_copy_table t, const struct store_copy_row *key,
+    struct store_copy_counts *chunked, struct err *err)
 {
 	struct store_copy_row r;
 	int got, n;
 
-	if (store_copy_src_key(s, t, from, id, err) == -1)
+	if (store_copy_src_key(s, t, key->v[0], key->v[1], err) == -1)
 		return -1;
-	while ((got = store_copy_src_next(s, t, &r, err)) == 1)
+	while ((got = store_copy_src_next(s, t, &r, err)) == 1) {
 		if (store_copy_dst_put(d, t, &r, &n, err) == -1)
 			return -1;
+		if (t == STORE_COPY_T_PAYLOAD &&
+		    strcmp(r.v[STORE_COPY_P_LEGACY], "1") == 0 &&
+		    store_copy_legacy(s, d, &r, chunked, err) == -1)
+			return -1;
+	}
 	return got;
 }
 
@@ -153,7 +218,7 @@ store_copy_present(struct store_copy_src *s, struct store_copy_dst *d,
 /* Every inbox row with its payloads, chunks and delivery row. */
 static int
 store_copy_inbox(struct store_copy_src *s, struct store_copy_dst *d,
-    int merge, struct store_copy_counts *skipped, struct err *err)
+    int merge, struct store_copy_report *ret, struct err *err)
 {
 	static const enum store_copy_table kids[] = { STORE_COPY_T_PAYLOAD,
 	    STORE_COPY_T_CHUNK, STORE_COPY_T_DELIVERY };
@@ -167,14 +232,14 @@ store_copy_inbox(struct store_copy_src *s, struct store_copy_dst *d,
 		    -1)
 			return -1;
 		if (n == 0) {
-			if (store_copy_present(s, d, &r, merge, skipped,
+			if (store_copy_present(s, d, &r, merge, &ret->skipped,
 			    err) == -1)
 				return -1;
 			continue;
 		}
 		for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
-			if (store_copy_children(s, d, kids[i], r.v[0], r.v[1],
-			    err) == -1)
+			if (store_copy_children(s, d, kids[i], &r,
+			    &ret->chunked, err) == -1)
 				return -1;
 	}
 	return got;
@@ -227,7 +292,8 @@ store_copy_verify(const struct store_copy_report *r, struct err *err)
 	int m;
 
 	for (m = 0; m < STORE_COPY_N; m++) {
-		want = r->before.v[m] + r->source.v[m] - r->skipped.v[m];
+		want = r->before.v[m] + r->source.v[m] - r->skipped.v[m] +
+		    r->chunked.v[m];
 		if (m == STORE_COPY_PURGE_LOG && r->before.v[m] != 0)
 			continue;
 		if (r->after.v[m] != want)
@@ -273,7 +339,7 @@ store_copy_run(const struct store_copy_opts *o, struct store_copy_src *s,
 		store_copy_skip_purge(ret);
 	/* into an empty target nothing needs an answer before the next row */
 	if ((!o->merge && store_copy_dst_pipeline(d, 1, err) == -1) ||
-	    store_copy_inbox(s, d, o->merge, &ret->skipped, err) == -1 ||
+	    store_copy_inbox(s, d, o->merge, ret, err) == -1 ||
 	    (!o->merge && store_copy_purge(s, d, err) == -1) ||
 	    (!o->merge && store_copy_dst_pipeline(d, 0, err) == -1) ||
 	    store_copy_dst_counts(d, &ret->after, err) == -1 ||

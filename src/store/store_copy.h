@@ -14,7 +14,10 @@
  * EXCLUSIVE lock on its inbox: all or nothing.  Memory stays bounded: one
  * row at a time (a payload stored whole is at most STORE_CHUNK_THRESHOLD
  * bytes for rows stored since the chunked storage, a chunk
- * STORE_CHUNK_BYTES), whatever the inbox's size.
+ * STORE_CHUNK_BYTES), whatever the inbox's size: a payload stored whole
+ * before the chunked storage (SQLite migration 007) and longer than
+ * STORE_CHUNK_THRESHOLD is read in pieces and stored in chunks, as the
+ * gateway stores such a payload now.
  */
 #ifndef AS4GW_STORE_COPY_H
 #define AS4GW_STORE_COPY_H
@@ -62,6 +65,11 @@ struct store_copy_report {
 	struct store_copy_counts before;   /* the target before the copy */
 	struct store_copy_counts after;    /* the target after it (dry run:
 	                                    * as before) */
+	struct store_copy_counts chunked;  /* payload chunks (and their
+	                                    * bytes) made of payloads stored
+	                                    * whole before the chunked storage
+	                                    * and longer than
+	                                    * STORE_CHUNK_THRESHOLD */
 	int target_schema;            /* 0: the target had no as4gw schema
 	                               * yet (dry run: counted as empty) */
 	int verified;                 /* the counts were compared and match */

@@ -31,8 +31,19 @@ struct store_copy_table_sql {
 	const char *name;             /* for messages, and the prepared name */
 	const char *src;              /* SQLite SELECT */
 	const char *dst;              /* PostgreSQL INSERT / UPDATE */
-	int n_cols;
+	int n_cols;                   /* its parameters: the query's first
+	                               * columns */
+	int n_src;                    /* the query's columns (0: n_cols) */
 };
+
+/* The extra columns of the payload query: a payload stored whole before
+ * the chunked storage (SQLite migration 007) and longer than
+ * STORE_CHUNK_THRESHOLD goes into chunk rows (store_copy_legacy). */
+#define STORE_COPY_P_ROWID 8
+#define STORE_COPY_P_LEGACY 9
+#define STORE_COPY_LEGACY_MIN 8388608   /* in SQL text: the threshold */
+_Static_assert(STORE_COPY_LEGACY_MIN == STORE_CHUNK_THRESHOLD,
+    "STORE_COPY_LEGACY_MIN must be STORE_CHUNK_THRESHOLD");
 
 extern const struct store_copy_table_sql store_copy_tables[STORE_COPY_T_N];
 
@@ -83,6 +94,14 @@ int store_copy_src_next(struct store_copy_src *s, enum store_copy_table t,
 /* Bind the key of the keyed queries (text valid until they are done). */
 int store_copy_src_key(struct store_copy_src *s, enum store_copy_table t,
     const char *from, const char *id, struct err *err);
+
+/*
+ * Open the content of payload row rowid for reading in pieces (SQLite
+ * incremental blob I/O: never read whole); *ret_len its length.  Close it
+ * with sqlite3_blob_close().  0 or -1 ERR_STORE.
+ */
+int store_copy_src_blob(struct store_copy_src *s, int64_t rowid,
+    sqlite3_blob **ret, int *ret_len, struct err *err);
 
 /* The target: the store handle (migrations) and its connection. */
 struct store_copy_dst {

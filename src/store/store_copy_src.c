@@ -289,7 +289,7 @@ store_copy_src_next(struct store_copy_src *s, enum store_copy_table t,
     struct store_copy_row *r, struct err *err)
 {
 	sqlite3_stmt *st = s->st[t];
-	int i;
+	int i, n;
 
 	switch (sqlite3_step(st)) {
 	case SQLITE_ROW:
@@ -302,11 +302,28 @@ store_copy_src_next(struct store_copy_src *s, enum store_copy_table t,
 		(void)sqlite3_reset(st);
 		return -1;
 	}
-	r->n = sqlite3_column_count(st);
-	if (r->n != store_copy_tables[t].n_cols || r->n > STORE_COPY_MAX_COLS)
+	n = store_copy_tables[t].n_src != 0 ? store_copy_tables[t].n_src :
+	    store_copy_tables[t].n_cols;
+	if (sqlite3_column_count(st) != n || n > STORE_COPY_MAX_COLS)
 		return err_set(err, ERR_INTERNAL, NULL, "copy of %s: %d columns",
-		    store_copy_tables[t].name, r->n);
-	for (i = 0; i < r->n; i++)
+		    store_copy_tables[t].name, sqlite3_column_count(st));
+	for (i = 0; i < n; i++)
 		store_copy_src_col(st, i, r);
+	r->n = store_copy_tables[t].n_cols;
 	return 1;
+}
+
+/* Open a payload's content for reading in pieces; see store_copy_int.h. */
+int
+store_copy_src_blob(struct store_copy_src *s, int64_t rowid,
+    sqlite3_blob **ret, int *ret_len, struct err *err)
+{
+	if (sqlite3_blob_open(s->db, "main", "payload", "content", rowid, 0,
+	    ret) != SQLITE_OK) {
+		(void)sqlite3_blob_close(*ret);
+		*ret = NULL;
+		return store_copy_src_fail(s, "read a payload", err);
+	}
+	*ret_len = sqlite3_blob_bytes(*ret);
+	return 0;
 }

@@ -10,10 +10,14 @@ gateway starts on it.  Then every retry (the same request bytes) gets the
 byte-identical stored Receipt and is counted as a duplicate, not stored
 again; the same MessageId with other content is refused (EBMS:0004) as
 before; `inbox export` and `deliver --to-dir` hand out the original bytes;
-what was pending is still pending and only that is delivered.  Refusals
-write nothing: a target with rows (without --merge), a missing source, a
-file that is not an as4gw store, a source still open in a running
-gateway; a conflict under --merge commits nothing."""
+what was pending is still pending and only that is delivered, with the
+attempts and last error of a failed hand-off; every copied column of every
+table is compared across the backends.  A payload over the chunk
+threshold stored whole (before SQLite migration 007) is stored in chunks.
+Refusals write nothing: a target with rows (without --merge), a missing
+source, a file that is not an as4gw store, a source still open in a
+running gateway; a conflict under --merge and a row the target refuses
+commit nothing."""
 import hashlib
 import json
 import os
@@ -379,3 +383,38 @@ def test_copy_a_row_the_target_refuses_commits_nothing(source, tmp_path):
     assert p.returncode == 1
     assert 'could not copy rows' in p.stderr and 'UTF8' in p.stderr, p.stderr
     assert table_counts(Store('postgresql', dsn)) == (0, 0, 0, 0, 0)
+
+
+def test_copy_chunks_a_large_payload_stored_whole_before_chunking(source, tmp_path):
+    """A payload over the chunk threshold stored whole (as before SQLite
+    migration 007 stored every payload) is read in pieces and stored in
+    chunks, as the gateway stores such a payload now: `inbox export` on the
+    target gives the same bytes."""
+    path = tmp_path / 'old.db'
+    con = sqlite3.connect(source['path'])
+    con.execute(f"VACUUM INTO '{path}'")
+    con.close()
+    con = sqlite3.connect(path)
+    con.execute('PRAGMA foreign_keys = ON')
+    mid = source['big']
+    whole = b''.join(r[0] for r in con.execute(
+        'SELECT content FROM payload_chunk WHERE message_id = ? ORDER BY chunk_no', (mid,)))
+    assert sha(whole) == sha(source['sent'][mid][2])
+    con.execute('DELETE FROM payload_chunk WHERE message_id = ?', (mid,))
+    con.execute('UPDATE payload SET content = ?, size = NULL WHERE message_id = ?',
+                (whole, mid))
+    con.commit()
+    con.close()
+    dsn = pg_fresh(tmp_path)
+    p = copy('--from', f'sqlite:{path}', '--to', dsn)
+    assert p.returncode == 0, p.stderr
+    assert 'stored in 9 chunks of 8400953 bytes' in p.stdout, p.stdout
+    pg = Store('postgresql', dsn)
+    assert pg.query('SELECT size, content IS NULL FROM payload WHERE message_id = ?',
+                    mid) == [(BIG, True)]
+    assert pg.query('SELECT count(*), sum(octet_length(content)) FROM payload_chunk') == [
+        (9, BIG)]
+    e = subprocess.run([BIN, 'inbox', 'export', '-c', source['gw'].config, '--db', dsn, mid],
+                       capture_output=True, timeout=120)
+    assert e.returncode == 0, e.stderr
+    assert sha(e.stdout) == sha(source['sent'][mid][2])
