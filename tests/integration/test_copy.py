@@ -344,6 +344,9 @@ def test_copy_refuses_bad_sources_writing_nothing(tmp_path):
     p = copy('--from', f'sqlite:{other}', '--to', f'sqlite:{other}')
     assert p.returncode == 1 and 'target must be postgresql' in p.stderr, p.stderr
     assert copy('--from', f'sqlite:{other}').returncode == 2
+    p = copy('--help')
+    assert p.returncode == 0 and p.stdout.startswith('usage: as4gw copy --from'), p.stdout
+    assert 'as4gw copy --from sqlite:FILE --to postgresql://' in run_as4gw('--help').stdout
     assert not pg_has_schema(dsn)
 
 
