@@ -87,6 +87,15 @@ cli_copy_print(const struct store_copy_report *r, int dry_run)
 	}
 }
 
+/* Every STORE_COPY_PROGRESS_ROWS inbox rows: where the copy is. */
+static void
+cli_copy_progress(void *ctx, int64_t done, int64_t total)
+{
+	(void)ctx;
+	(void)fprintf(stderr, "as4gw: copy: %lld of %lld inbox rows\n",
+	    (long long)done, (long long)total);
+}
+
 /* as4gw copy: 0 copied (or counted), 1 refused or failed, 2 usage. */
 int
 cli_copy(int argc, char **argv)
@@ -98,6 +107,7 @@ cli_copy(int argc, char **argv)
 
 	if ((rc = cli_copy_parse(argc, argv, &o)) != 0)
 		return rc == 1 ? 0 : rc;
+	o.progress = cli_copy_progress;
 	if (store_copy(&o, &r, &err) == -1) {
 		if (o.dry_run && err.kind == ERR_CONF && r.target_schema)
 			cli_copy_print(&r, 1);

@@ -215,32 +215,47 @@ store_copy_present(struct store_copy_src *s, struct store_copy_dst *d,
 	return store_copy_src_counts(s, from, id, skipped, err);
 }
 
-/* Every inbox row with its payloads, chunks and delivery row. */
+/* One inbox row with its payloads, chunks and delivery row (or, already
+ * in the target, skipped). */
 static int
-store_copy_inbox(struct store_copy_src *s, struct store_copy_dst *d,
-    int merge, struct store_copy_report *ret, struct err *err)
+store_copy_one(struct store_copy_src *s, struct store_copy_dst *d,
+    const struct store_copy_row *r, int merge, struct store_copy_report *ret,
+    struct err *err)
 {
 	static const enum store_copy_table kids[] = { STORE_COPY_T_PAYLOAD,
 	    STORE_COPY_T_CHUNK, STORE_COPY_T_DELIVERY };
-	struct store_copy_row r;
 	size_t i;
-	int got, n;
+	int n;
+
+	if (store_copy_dst_put(d, STORE_COPY_T_INBOX, r, &n, err) == -1)
+		return -1;
+	if (n == 0)
+		return store_copy_present(s, d, r, merge, &ret->skipped, err);
+	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
+		if (store_copy_children(s, d, kids[i], r, &ret->chunked,
+		    err) == -1)
+			return -1;
+	return 0;
+}
+
+/* Every inbox row, in key order, with its progress reported. */
+static int
+store_copy_inbox(const struct store_copy_opts *o, struct store_copy_src *s,
+    struct store_copy_dst *d, struct store_copy_report *ret,
+    struct err *err)
+{
+	struct store_copy_row r;
+	int64_t done = 0;
+	int got;
 
 	while ((got = store_copy_src_next(s, STORE_COPY_T_INBOX, &r,
 	    err)) == 1) {
-		if (store_copy_dst_put(d, STORE_COPY_T_INBOX, &r, &n, err) ==
-		    -1)
+		if (store_copy_one(s, d, &r, o->merge, ret, err) == -1)
 			return -1;
-		if (n == 0) {
-			if (store_copy_present(s, d, &r, merge, &ret->skipped,
-			    err) == -1)
-				return -1;
-			continue;
-		}
-		for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
-			if (store_copy_children(s, d, kids[i], &r,
-			    &ret->chunked, err) == -1)
-				return -1;
+		if (++done % STORE_COPY_PROGRESS_ROWS == 0 &&
+		    o->progress != NULL)
+			o->progress(o->progress_ctx, done,
+			    ret->source.v[STORE_COPY_INBOX]);
 	}
 	return got;
 }
@@ -339,7 +354,7 @@ store_copy_run(const struct store_copy_opts *o, struct store_copy_src *s,
 		store_copy_skip_purge(ret);
 	/* into an empty target nothing needs an answer before the next row */
 	if ((!o->merge && store_copy_dst_pipeline(d, 1, err) == -1) ||
-	    store_copy_inbox(s, d, o->merge, ret, err) == -1 ||
+	    store_copy_inbox(o, s, d, ret, err) == -1 ||
 	    (!o->merge && store_copy_purge(s, d, err) == -1) ||
 	    (!o->merge && store_copy_dst_pipeline(d, 0, err) == -1) ||
 	    store_copy_dst_counts(d, &ret->after, err) == -1 ||

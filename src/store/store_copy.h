@@ -57,7 +57,14 @@ struct store_copy_opts {
 	int merge;                    /* a target inbox with rows is merged
 	                               * into, else refused */
 	int dry_run;                  /* count both sides, write nothing */
+	/* called after every STORE_COPY_PROGRESS_ROWS inbox rows read
+	 * (copied or skipped) with the count so far and the source's; NULL:
+	 * not called */
+	void (*progress)(void *ctx, int64_t done, int64_t total);
+	void *progress_ctx;
 };
+
+#define STORE_COPY_PROGRESS_ROWS 10000
 
 struct store_copy_report {
 	struct store_copy_counts source;
