@@ -120,10 +120,12 @@ def table_counts(store):
                  for t in ('inbox', 'payload', 'payload_chunk', 'delivery', 'purge_log'))
 
 
-@pytest.fixture
-def source(tmp_path, pki):
+@pytest.fixture(scope='module')
+def source(tmp_path_factory, pki):
     """A stopped SQLite gateway's store with the mix: returns a dict of what
-    was sent, answered and delivered."""
+    was sent, answered and delivered.  Built once: the tests only read it
+    (copy opens it read-only; a test that changes it changes a copy)."""
+    tmp_path = tmp_path_factory.mktemp('source')
     sub = tmp_path / 'sqlite'
     sub.mkdir()
     gw = Gateway(sub, pki, make_dsn('sqlite', sub), legs=LEGS, limits=LIMITS).start()
