@@ -21,6 +21,7 @@ int cli_migrate(int argc, char **argv);
 int cli_deliver(int argc, char **argv);
 int cli_purge(int argc, char **argv);
 int cli_inbox(int argc, char **argv);
+int cli_copy(int argc, char **argv);
 
 /* ---- cli_certwatch.c: certificate hygiene of serve (issue 12 item 5) ---- */
 struct conf;

@@ -13,6 +13,7 @@ static const struct cli_cmd main_cmds[] = {
 	{"deliver", cli_deliver, "deliver -c FILE (--to-dir DIR | --exec CMD) [--follow]   hand messages to a backend", CLI_CMD_DAEMON},
 	{"inbox", cli_inbox, "inbox show|export -c FILE [--db DSN] [--from PARTY] [--json] [--to-dir DIR] [--part N] ID   find a message: inbox row, payloads, delivery; export a payload to stdout", 0},
 	{"purge", cli_purge, "purge -c FILE [--db DSN] [--now INSTANT]   delete messages past retention", 0},
+	{"copy", cli_copy, "copy --from sqlite:FILE --to postgresql://... [--merge] [--dry-run]   move an inbox (Receipts, payloads, queue, purge log) from SQLite into PostgreSQL", 0},
 };
 
 int
