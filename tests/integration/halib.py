@@ -16,7 +16,9 @@ instances on the multi-host DSN and one `as4gw deliver --follow`, and:
      sent after it; checks /readyz says 503 while there is no primary and 200
      again after; waits for the old primary to rejoin as the synchronous
      standby;
-  3. at the end, on the primary of the moment: exactly one inbox row per
+  3. (test_ha_failover) loses the synchronous standby: pushes go on once
+     Patroni has dropped it from synchronous_standby_names; it comes back;
+  4. at the end, on the primary of the moment: exactly one inbox row per
      MessageId sent, the stored receipt byte-identical to every Receipt the
      clients got, the payload as sent; every answer a client got was a
      Receipt for its message or a 503 with Retry-After; every message
@@ -240,24 +242,35 @@ class Run:
         if old is None:
             raise RuntimeError('no primary before the kill')
         pid = c.postmaster_pid(old)
-        ev = threading.Event()
-        acc = []
         t_kill = time.time()
-        self.first_accept_after = (t_kill, ev, acc)
         os.kill(pid, signal.SIGKILL)
-        # no primary until Patroni promotes (a second or more): not ready.
-        # Polled: for a few milliseconds the killed postmaster's orphaned
-        # backends may still answer the ping on their open connections.
-        seen = set()
-        while 503 not in seen and time.time() - t_kill < 1.0 and not ev.is_set():
-            seen.add(self.readyz(self.gws[0]))
-            time.sleep(0.02)
+        # Until Patroni promotes the standby (a second or more) no node takes
+        # writes: /readyz must say 503 meanwhile.  (For some milliseconds
+        # the killed postmaster's orphaned backends still answer on their
+        # open connections, and a commit the standby acknowledged still
+        # returns: those Receipts are on the standby.)
+        seen, new = set(), None
+        while time.time() - t_kill < timeout:
+            if 503 not in seen:
+                seen.add(self.readyz(self.gws[0]))
+            new = next((i for i in range(c.n) if i != old and
+                        ha.http_status(c.rest(i, '/primary')) == 200), None)
+            if new is not None:
+                break
+            time.sleep(0.05)
+        if new is None:
+            raise RuntimeError(f'no new primary within {timeout} s of killing pg{old}')
         if 503 not in seen:
-            self.violation(f'/readyz never answered 503 in the second after the primary '
-                           f'was killed: {sorted(seen, key=str)}')
+            self.violation(f'/readyz never answered 503 between the kill and the '
+                           f'promotion: {sorted(seen, key=str)}')
+        # kill -> first Receipt of a message first sent after the promotion
+        # was seen (so accepted by the new primary)
+        ev, acc = threading.Event(), []
+        self.first_accept_after = (time.time(), ev, acc)
         if not ev.wait(timeout):
-            raise RuntimeError(f'no Receipt for a new message within {timeout} s of the kill')
-        new = c.leader()
+            raise RuntimeError(f'no Receipt for a new message within {timeout} s of the '
+                               f'promotion')
+        acc[0] += self.first_accept_after[0] - t_kill
         for gw in self.gws:
             deadline = time.time() + 30
             while self.readyz(gw) != 200:
@@ -276,6 +289,46 @@ class Run:
         self.log(f'failover pg{old} -> pg{new}: first new Receipt {acc[0]:.2f} s after '
                  f'the kill, pg{old} synchronous standby again after {rejoined:.1f} s')
         return old, new, acc[0]
+
+    def lose_standby(self, timeout=90):
+        """The synchronous standby's host dies (SIGKILL of its Patroni and its
+        postmaster): with synchronous_mode_strict off, commits wait until
+        Patroni's next loop empties synchronous_standby_names, then the
+        primary acknowledges alone.  Returns the seconds from the kill to the
+        first Receipt of a message first sent after it; then the node is
+        started again and must come back as the synchronous standby."""
+        c = self.cluster
+        s = c.sync_standby()
+        if s is None:
+            raise RuntimeError('no synchronous standby to lose')
+        pid = c.postmaster_pid(s)
+        leader = c.leader()
+        t_kill = time.time()
+        c.stop_node(s, signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
+        # commits wait for the lost standby until Patroni drops it
+        while c.psql(leader, 'SHOW synchronous_standby_names') != '':
+            if time.time() - t_kill > timeout:
+                raise RuntimeError(f'pg{leader} still waits for its lost standby')
+            time.sleep(0.1)
+        degraded = time.time() - t_kill
+        ev, acc = threading.Event(), []
+        self.first_accept_after = (time.time(), ev, acc)
+        if not ev.wait(timeout):
+            raise RuntimeError(f'no Receipt within {timeout} s of losing the standby')
+        acc[0] += self.first_accept_after[0] - t_kill
+        self.standby_lost = (degraded, acc[0])
+        self.wait_receipts(10)
+        c.start_node(s)
+        deadline = time.time() + timeout
+        while c.sync_standby() != s:
+            if time.time() > deadline:
+                raise RuntimeError(f'pg{s} did not come back as the synchronous standby')
+            time.sleep(0.5)
+        self.log(f'standby pg{s} lost: dropped from synchronous_standby_names '
+                 f'{degraded:.2f} s and first new Receipt {acc[0]:.2f} s after the kill, '
+                 f'back as synchronous standby after {time.time() - t_kill:.1f} s')
+        return acc[0]
 
     # ---- the end --------------------------------------------------------------
     def finish(self, rounds=20):

@@ -7,7 +7,9 @@ rejoins with pg_rewind).  Checks (tests/integration/halib.py): no Receipt
 lost or changed, nothing stored twice, every answer a Receipt or 503 +
 Retry-After, /readyz 503 while there is no primary, retries after the
 failover get the stored Receipt, every message delivered, the old primary
-back as the synchronous standby.
+back as the synchronous standby.  Then the synchronous standby's node is
+killed: pushes are accepted again once Patroni drops it from
+synchronous_standby_names (synchronous_mode_strict off), and it comes back.
 
 PostgreSQL only (the HA stack is PostgreSQL's).  Needs the Debian packages
 patroni, etcd-server, etcd-client (scripts/test installs them); skipped
@@ -73,6 +75,9 @@ def test_failover_no_acknowledged_loss(ha_run):
     for _ in range(FAILOVERS):
         old, new, seconds = run.failover()
         assert new is not None and new != old, f'no new primary (was pg{old})'
+    # the standby lost (synchronous_mode_strict off, README "High
+    # availability"): accepted again after Patroni's next loop
+    standby_lost = run.lose_standby()
     run.wait_receipts(20)
     run.finish()
     stored = run.check_store()
@@ -80,7 +85,7 @@ def test_failover_no_acknowledged_loss(ha_run):
     summary = (f'{len(run.msgs)} messages, {stored} stored, {sends} sends, '
                f'{run.counts["503"]} x 503, {run.counts["resend_after_receipt"]} '
                f'retries of acknowledged messages, failovers (old, new, kill->accept s, '
-               f'kill->rejoined s) {run.timings}')
+               f'kill->rejoined s) {run.timings}, standby lost -> accept {standby_lost:.2f} s')
     sys.stderr.write(summary + '\n')
     assert run.violations == [], f'{summary}\n' + '\n'.join(run.violations[:30])
     assert stored == len(run.msgs)
