@@ -39,12 +39,9 @@
 /* A DSN may override these; client_encoding is forced after it. */
 #define STORE_PG_APP_NAME "as4gw"
 #define STORE_PG_CONNECT_TIMEOUT "10"
-/*
- * TCP keepalives (libpq "keepalives_*"): a primary cut off the network
- * (no RST ever comes) is noticed after idle + interval * count seconds
- * instead of the kernel's two hours, so a worker waiting for an answer
- * fails its request (503) and reconnects to the new primary.
- */
+/* TCP keepalives (libpq "keepalives_*"): a primary cut off the network is
+ * noticed after idle + interval * count seconds, not the kernel's 2 hours
+ * (the request gets 503, the next call reconnects to the new primary). */
 #define STORE_PG_KEEPALIVES_IDLE "10"
 #define STORE_PG_KEEPALIVES_INTERVAL "5"
 #define STORE_PG_KEEPALIVES_COUNT "3"
@@ -146,12 +143,9 @@ store_pg_fail(struct store_pg *s, const char *what, const PGresult *res,
 	    (int)n, msg);
 }
 
-/*
- * SQLSTATEs after which this connection cannot write again (PostgreSQL
- * "Appendix A. Error Codes"): 25006 read_only_sql_transaction (the server
- * is, or became, a standby or read-only), class 57P operator intervention
- * (shutdown, crash, cannot connect now), class 08 connection exception.
- */
+/* SQLSTATEs after which this connection cannot write again (PostgreSQL
+ * "Appendix A. Error Codes"): 25006 read_only_sql_transaction (a standby or
+ * a read-only server), class 57P operator intervention, class 08. */
 static int
 store_pg_stale_state(const char *state)
 {
