@@ -22,7 +22,8 @@ instances on the multi-host DSN and one `as4gw deliver --follow`, and:
      MessageId sent, the stored receipt byte-identical to every Receipt the
      clients got, the payload as sent; every answer a client got was a
      Receipt for its message or a 503 with Retry-After; every message
-     delivered by the one deliverer.
+     delivered by the one deliverer; a background purge (every second in
+     each serve) ran on the final primary after the last failover.
 
 Each violation is recorded where it is found (Run.violation).
 """
@@ -97,6 +98,7 @@ class Run:
         self.counts = {'receipt': 0, '503': 0, 'resend_after_receipt': 0}
         self.timings = []                # per failover: kill -> first new Receipt
         self.up_seconds = None
+        self.last_kill = None
 
     def violation(self, text):
         with self.lock:
@@ -111,7 +113,14 @@ class Run:
         for i in range(2):
             d = os.path.join(self.dir, f'gw{i}')
             os.makedirs(d, exist_ok=True)
-            self.gws.append(crashlib.Serve(self.binary, d, self.pki, dsn).start())
+            gw = crashlib.Serve(self.binary, d, self.pki, dsn)
+            # the background purge every second: it must follow the primary
+            with open(gw.config) as f:
+                text = f.read()
+            with open(gw.config, 'w') as f:
+                f.write(text.replace('</signing>', '</signing>\n    <purge>'
+                                     '<intervalSeconds>1</intervalSeconds></purge>', 1))
+            self.gws.append(gw.start())
         try:
             self.signer = crashlib.Signer(self.binary, self.pki, self.dir)
         except ImportError:
@@ -242,7 +251,7 @@ class Run:
         if old is None:
             raise RuntimeError('no primary before the kill')
         pid = c.postmaster_pid(old)
-        t_kill = time.time()
+        t_kill = self.last_kill = time.time()
         os.kill(pid, signal.SIGKILL)
         # Until Patroni promotes the standby (a second or more) no node takes
         # writes: /readyz must say 503 meanwhile.  (For some milliseconds
@@ -357,11 +366,18 @@ class Run:
         c = self.cluster
         db = crashlib.Db(c.node_dsn(c.leader()))
         try:
-            inbox, content = db.read(
+            inbox, content, purges = db.read(
                 'SELECT message_id, receipt FROM inbox',
-                'SELECT message_id, content FROM payload WHERE part_no = 0')
+                'SELECT message_id, content FROM payload WHERE part_no = 0',
+                "SELECT extract(epoch FROM max(started_at))::float8 FROM purge_log"
+                " WHERE source = 'background' AND outcome = 'ok'")
         finally:
             db.close()
+        last_purge = purges[0][0]
+        if self.last_kill is not None and (last_purge is None or
+                                           last_purge < self.last_kill):
+            self.violation('no background purge ran on the primary after the last '
+                           'failover (the purge did not follow)')
         ids = [r[0] for r in inbox]
         if len(ids) != len(set(ids)):
             self.violation('a MessageId stored twice')

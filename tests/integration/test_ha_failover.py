@@ -6,7 +6,8 @@ twice in a row (Patroni promotes the synchronous standby; the old primary
 rejoins with pg_rewind).  Checks (tests/integration/halib.py): no Receipt
 lost or changed, nothing stored twice, every answer a Receipt or 503 +
 Retry-After, /readyz 503 while there is no primary, retries after the
-failover get the stored Receipt, every message delivered, the old primary
+failover get the stored Receipt, every message delivered, the background
+purge run on the final primary after the last failover, the old primary
 back as the synchronous standby.  Then the synchronous standby's node is
 killed: pushes are accepted again once Patroni drops it from
 synchronous_standby_names (synchronous_mode_strict off), and it comes back.
