@@ -422,13 +422,17 @@ def main(argv):
     ap.add_argument('--timing', choices=sorted(TIMINGS), default='demo')
     ap.add_argument('--as4gw', default=os.environ.get('AS4GW_BIN',
                     os.path.join(SRC, 'build', 'as4gw')), help='the as4gw binary')
-    ap.add_argument('--config', help='as4gw.xml for the instances (default: a '
-                    'development one with a throw-away PKI)')
+    ap.add_argument('--config', help='as4gw.xml for the instances, plain HTTP (no '
+                    '<tls>: nginx terminates TLS; default: a development one with a '
+                    'throw-away PKI)')
     ap.add_argument('--db-only', action='store_true', help='etcd and PostgreSQL only')
     a = ap.parse_args(argv)
     missing = missing_tools()
     if missing:
         sys.exit('conf/ha/up: missing Debian packages: apt-get install -y ' + ' '.join(missing))
+    if not a.db_only and not os.access(a.as4gw, os.X_OK):
+        sys.exit(f'conf/ha/up: no as4gw binary at {a.as4gw} (build it: scripts/run, '
+                 f'or --as4gw BIN, or --db-only)')
     os.makedirs(a.dir, exist_ok=True)
     if os.path.exists(os.path.join(a.dir, 'pids')):
         sys.exit(f'conf/ha/up: {a.dir}/pids exists: run conf/ha/down {a.dir} first')
