@@ -65,7 +65,7 @@ def missing_tools():
     return out
 
 
-def patroni_config(d, i, n, base, timing, pgbin):
+def patroni_config(d, i, base, timing, pgbin):
     """Node i's Patroni configuration (Patroni 3.0 keys; YAML is a superset
     of the JSON written)."""
     node = os.path.join(d, f'pg{i}')
@@ -276,7 +276,7 @@ class Cluster:
             os.chown(node, pw.pw_uid, pw.pw_gid)
         path = os.path.join(node, 'patroni.yml')
         with open(path, 'w') as f:
-            json.dump(patroni_config(self.d, i, self.n, self.base, self.timing,
+            json.dump(patroni_config(self.d, i, self.base, self.timing,
                                      self.pgbin), f, indent=1)
         return path
 
@@ -329,7 +329,7 @@ class Cluster:
             if cond():
                 return
             for name, p in self.procs.items():
-                if p.poll() is not None and name != 'setup':
+                if p.poll() is not None:
                     raise RuntimeError(f'{name} exited {p.returncode} waiting for '
                                        f'{what}; see {self.d}/log/{name}.log')
             time.sleep(0.2)
