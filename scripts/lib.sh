@@ -9,7 +9,8 @@ AS4GW_PACKAGES=(
 )
 # clang-tidy and cppcheck: scripts/lint, run by scripts/test
 AS4GW_TEST_PACKAGES=(postgresql python3 python3-pytest python3-psycopg2 python3-lxml python3-cryptography sqlite3
-	nginx clang libclang-rt-14-dev clang-tidy cppcheck)
+	nginx clang libclang-rt-14-dev clang-tidy cppcheck
+	patroni etcd-server etcd-client)
 # bench/run: wrk (the load tool), postgresql (server, pgbench, pg_test_fsync;
 # Debian 12's postgresql-15 has the contrib modules), python3 (bench/bench.py).
 # linux-perf is optional (profiles: bench/README.md) and not installed here.

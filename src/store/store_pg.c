@@ -39,6 +39,12 @@
 /* A DSN may override these; client_encoding is forced after it. */
 #define STORE_PG_APP_NAME "as4gw"
 #define STORE_PG_CONNECT_TIMEOUT "10"
+/* TCP keepalives (libpq "keepalives_*"): a primary cut off the network is
+ * noticed after idle + interval * count seconds, not the kernel's 2 hours
+ * (the request gets 503, the next call reconnects to the new primary). */
+#define STORE_PG_KEEPALIVES_IDLE "10"
+#define STORE_PG_KEEPALIVES_INTERVAL "5"
+#define STORE_PG_KEEPALIVES_COUNT "3"
 /* How long store_close waits for the answer of a NOTIFY sent. */
 #define STORE_PG_CLOSE_WAIT_MS 1000
 
@@ -127,6 +133,7 @@ store_pg_fail(struct store_pg *s, const char *what, const PGresult *res,
 	const char *msg = res != NULL ? PQresultErrorMessage(res) : "";
 	size_t n;
 
+	(void)store_pg_gone(s, res);
 	if (*msg == '\0')
 		msg = PQerrorMessage(s->conn);
 	n = strlen(msg);
@@ -136,14 +143,35 @@ store_pg_fail(struct store_pg *s, const char *what, const PGresult *res,
 	    (int)n, msg);
 }
 
-/* Settle; reconnect if the connection was lost (prepared statements and
- * LISTEN go with it). */
+/* SQLSTATEs after which this connection cannot write again (PostgreSQL
+ * "Appendix A. Error Codes"): 25006 read_only_sql_transaction (a standby or
+ * a read-only server), class 57P operator intervention, class 08. */
+static int
+store_pg_stale_state(const char *state)
+{
+	return state != NULL && (strcmp(state, "25006") == 0 ||
+	    strncmp(state, "57P", 3) == 0 || strncmp(state, "08", 2) == 0);
+}
+
+/* The connection is lost or stale (store_pg_int.h). */
+int
+store_pg_gone(struct store_pg *s, const PGresult *res)
+{
+	if (res != NULL && store_pg_stale_state(PQresultErrorField(res,
+	    PG_DIAG_SQLSTATE)))
+		s->stale = 1;
+	return s->stale || PQstatus(s->conn) != CONNECTION_OK;
+}
+
+/* Settle; reconnect if the connection was lost or is stale (prepared
+ * statements and LISTEN go with it). */
 int
 store_pg_ensure(struct store_pg *s, struct err *err)
 {
 	store_pg_settle(s, -1);
-	if (PQstatus(s->conn) == CONNECTION_OK)
+	if (!store_pg_gone(s, NULL))
 		return 0;
+	s->stale = 0;
 	s->prepared = 0;
 	s->listening = 0;
 	PQreset(s->conn);
@@ -183,7 +211,7 @@ store_pg_begin(struct store_pg *s, const char *sql, const char *what,
 	if (store_pg_ensure(s, &first) == 0 && store_pg_prepare(s, &first) == 0 &&
 	    store_pg_cmd(s, sql, what, &first) == 0)
 		return 0;
-	if (PQstatus(s->conn) == CONNECTION_OK) {
+	if (!store_pg_gone(s, NULL)) {
 		*err = first;
 		return -1;
 	}
@@ -302,7 +330,7 @@ store_pg_call(struct store_pg *s, const struct store_pg_stmt *st,
 	    store_pg_prepare(s, &first) == 0 &&
 	    (res = store_pg_exec(s, st, p, binary_result, &first)) != NULL)
 		return res;
-	if (PQstatus(s->conn) == CONNECTION_OK) {
+	if (!store_pg_gone(s, NULL)) {
 		if (err != NULL)
 			*err = first;
 		return NULL;
@@ -687,7 +715,7 @@ store_pg_lost(struct store *base)
 {
 	struct store_pg *s = (struct store_pg *)base;
 
-	return PQstatus(s->conn) != CONNECTION_OK;
+	return store_pg_gone(s, NULL);
 }
 
 /*
@@ -726,15 +754,21 @@ static const struct store_ops store_pg_ops = {
 
 /*
  * Connect with the whole DSN.  Keywords before "dbname" are defaults the DSN
- * may override; client_encoding after it is forced (texts are UTF-8).
+ * may override; client_encoding after it is forced (texts are UTF-8).  A
+ * multi-host DSN (postgresql://h1:p1,h2:p2/db?target_session_attrs=read-write)
+ * follows the primary: every reconnect (PQreset) tries the hosts in turn
+ * and keeps the first that takes writes.
  */
 int
 store_pg_open(const char *dsn, struct store **ret, struct err *err)
 {
 	const char *const keys[] = { "application_name", "connect_timeout",
+	    "keepalives_idle", "keepalives_interval", "keepalives_count",
 	    "dbname", "client_encoding", NULL };
 	const char *const vals[] = { STORE_PG_APP_NAME,
-	    STORE_PG_CONNECT_TIMEOUT, dsn, "UTF8", NULL };
+	    STORE_PG_CONNECT_TIMEOUT, STORE_PG_KEEPALIVES_IDLE,
+	    STORE_PG_KEEPALIVES_INTERVAL, STORE_PG_KEEPALIVES_COUNT, dsn, "UTF8",
+	    NULL };
 	struct store_pg *s;
 	int rc = -1;
 

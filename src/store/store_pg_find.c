@@ -52,7 +52,7 @@ store_pg_find_exec(struct store_pg *s, const char *const *values,
 		    NULL, NULL, 0);
 		if (PQresultStatus(res) == PGRES_TUPLES_OK)
 			return res;
-		if (PQstatus(s->conn) == CONNECTION_OK)
+		if (!store_pg_gone(s, res))
 			break;
 	}
 	(void)store_pg_fail(s, "look up message", res, err);

@@ -41,6 +41,7 @@ struct store_pg {
 	int prepared;   /* every statement (accept's and the queue's) exists */
 	int listening;  /* LISTEN as4gw_inbox done on this connection */
 	int pending;    /* a NOTIFY was sent, its answer not read yet */
+	int stale;      /* the server is no primary any more: reconnect */
 };
 
 /* The queue's statements (store_pg_queue.c), prepared with accept's. */
@@ -58,6 +59,15 @@ int store_pg_fail(struct store_pg *s, const char *what, const PGresult *res,
  * -1); store_close waits timeout_ms at most, then leaves it unread.
  */
 void store_pg_settle(struct store_pg *s, int timeout_ms);
+
+/*
+ * Is the connection of no more use: lost, or res (may be NULL) failed with
+ * a SQLSTATE saying the server is no writable primary any more (read-only:
+ * a demoted or standby server; shutting down).  Marks it stale so the next
+ * store_pg_ensure() reconnects, which with a multi-host DSN and
+ * target_session_attrs=read-write finds the new primary.
+ */
+int store_pg_gone(struct store_pg *s, const PGresult *res);
 
 /* Settle, then reconnect if the connection was lost (statements and LISTEN
  * go with it). */

@@ -54,7 +54,7 @@ store_pg_purgelog_exec(struct store_pg *s, const char *sql, int n,
 		st = PQresultStatus(res);
 		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 			return res;
-		if (PQstatus(s->conn) == CONNECTION_OK)
+		if (!store_pg_gone(s, res))
 			break;
 	}
 	(void)store_pg_fail(s, what, res, err);

@@ -453,7 +453,7 @@ store_pg_settle(struct store_pg *s, int timeout_ms)
 static int
 store_pg_queue_listen(struct store_pg *s, struct err *err)
 {
-	if (s->listening && PQstatus(s->conn) == CONNECTION_OK)
+	if (s->listening && !store_pg_gone(s, NULL))
 		return 0;
 	if (store_pg_begin(s, "LISTEN " STORE_PG_CHANNEL,
 	    "listen for new messages", err) == -1)
