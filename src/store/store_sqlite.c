@@ -1,6 +1,7 @@
 /*
  * store_sqlite — the embedded backend.  One connection per struct store
- * (SQLITE_OPEN_NOMUTEX: one thread at a time), WAL journal, synchronous=FULL
+ * (SQLITE_OPEN_NOMUTEX: one thread at a time), WAL journal, 16 KiB pages in
+ * a new file (store_sqlite_int.h), synchronous=FULL
  * so a COMMIT that returned is on disk before the Receipt is sent, foreign
  * keys on, and a busy timeout so writers of other processes queue instead
  * of failing.  Writers of this process queue in store_sqlite_writer.c (no
@@ -707,6 +708,8 @@ store_sqlite_connect(const char *path, struct store_sqlite **ret,
 	    "enable foreign keys", err) == -1 ||
 	    store_sqlite_exec(s, "PRAGMA synchronous = FULL",
 	    "set synchronous", err) == -1 ||
+	    store_sqlite_exec(s, "PRAGMA page_size = "
+	    STORE_SQLITE_PAGE_SIZE_SQL, "set page_size", err) == -1 ||
 	    store_sqlite_wal(s, err) == -1 ||
 	    store_sqlite_exec(s, "PRAGMA journal_size_limit = "
 	    STORE_SQLITE_WAL_LIMIT_SQL, "set journal_size_limit", err) == -1)

@@ -24,10 +24,20 @@ struct spool;
 #define STORE_SQLITE_BATCH_BYTES ((size_t)16 << 20)
 
 /* store_sqlite_ckpt.c: the WAL length (frames) that wakes the checkpoint
- * thread (SQLite's own wal_autocheckpoint default), and journal_size_limit:
- * the size a WAL grown by a large transaction is truncated back to. */
+ * thread (SQLite's own wal_autocheckpoint default: 16 MiB of WAL with the
+ * page size of a new file), and journal_size_limit: the size a WAL grown by
+ * a large transaction is truncated back to. */
 #define STORE_SQLITE_CKPT_FRAMES 1000
 #define STORE_SQLITE_WAL_LIMIT_SQL "67108864"     /* 64 MiB */
+
+/* The page size of a new database file (an existing one keeps its own: a
+ * WAL database cannot change it).  Larger than SQLite's 4096 because a
+ * large payload's chunk rows (store_sqlite_chunk.c) go through the WAL a
+ * page at a time, two pwrite(2) and the page cache's work per page: 16 KiB
+ * pages took a quarter less CPU for 256 MiB than 4 KiB (bench/big, README
+ * "Performance"), while a small message's commit, a few pages, writes a
+ * few tens of KiB more WAL. */
+#define STORE_SQLITE_PAGE_SIZE_SQL "16384"
 
 /* The checkpoints of one writer (store_sqlite_ckpt.c; opaque). */
 struct store_sqlite_ckpt;

@@ -171,10 +171,11 @@ cfile_int(const struct cctx *c, const char *sql)
 }
 
 /*
- * A commit that leaves more than STORE_SQLITE_CKPT_FRAMES frames (a 12 MiB
- * payload: 3000+ pages) wakes the thread, whose checkpoint copies the rows
- * into the database file: read without the WAL, the file then holds the
- * message and all 12 chunks, while the handle still reads them back whole.
+ * A commit that leaves more than STORE_SQLITE_CKPT_FRAMES frames (a 20 MiB
+ * payload: 1280+ pages of 16 KiB) wakes the thread, whose checkpoint copies
+ * the rows into the database file: read without the WAL, the file then
+ * holds the message and all 20 chunks, while the handle still reads them
+ * back whole.
  */
 static void
 t_ckpt_copies_into_file(void **state)
@@ -187,15 +188,15 @@ t_ckpt_copies_into_file(void **state)
 
 	assert_int_equal(store_open(c->dsn, &s, &err), 0);
 	runs = store_sqlite_writer_ckpt_runs(((struct store_sqlite *)s)->w);
-	cmsg_init(&m, 1, 12 * MIB);
+	cmsg_init(&m, 1, 20 * MIB);
 	caccept(s, &m);
 	cwait_runs(s, runs);
 	assert_int_equal(cfile_int(c, "SELECT count(*) FROM inbox"), 1);
 	assert_int_equal(cfile_int(c,
-	    "SELECT count(*) FROM payload_chunk"), 12);
+	    "SELECT count(*) FROM payload_chunk"), 20);
 	assert_int_equal(cfile_int(c,
 	    "SELECT sum(length(content)) FROM payload_chunk"),
-	    (int64_t)(12 * MIB));
+	    (int64_t)(20 * MIB));
 	free(m.data);
 	store_close(s);
 }

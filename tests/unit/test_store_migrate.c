@@ -10,9 +10,13 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "teststore.h"
+#include "store/store_sqlite_int.h"
 #include "testutil.h"
 
 /* Migrating twice is a no-op; the schema is there and empty; ping works. */
@@ -203,9 +207,59 @@ t_migrate_business_rows(void **state)
 	arena_free(a);
 }
 
+/* Remove the test's SQLite database with its WAL and index. */
+static void
+t_unlink_db(const struct tctx *c)
+{
+	const char *sfx[] = { "", "-wal", "-shm" };
+	char p[300];
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		(void)snprintf(p, sizeof(p), "%s%s", c->path, sfx[i]);
+		(void)unlink(p);
+	}
+}
+
+/*
+ * SQLite's page size: a new database file gets STORE_SQLITE_PAGE_SIZE_SQL,
+ * one made before it keeps its 4096 (a WAL file cannot change it) and
+ * takes messages as before.
+ */
+static void
+t_page_size(void **state)
+{
+	struct tctx *c = *state;
+	struct arena *a = arena_new(0);
+	struct store *s;
+	struct tmsg t;
+
+	NEED(c);
+	if (c->pg) {
+		arena_free(a);
+		skip();
+	}
+	s = topen(c);
+	tcount(c, "SELECT page_size FROM pragma_page_size()", atoll(STORE_SQLITE_PAGE_SIZE_SQL));
+	store_close(s);
+	t_unlink_db(c);
+	told_database(c);
+	tcount(c, "SELECT page_size FROM pragma_page_size()", 4096);
+	s = topen(c);
+	tcount(c, "SELECT page_size FROM pragma_page_size()", 4096);
+	tmsg_init(&t, "page-1", 0x01, "receipt-1");
+	tmsg_add_big(&t);
+	(void)taccept(s, a, &t, STORE_NEW);
+	tcount(c, "SELECT count(*) FROM inbox WHERE message_id = 'page-1'", 1);
+	tcount(c, "SELECT length(content) FROM payload WHERE part_no = 2",
+	    BIG_LEN);
+	store_close(s);
+	arena_free(a);
+}
+
 #define MIGRATE_TESTS(ctx) \
 	BT(t_migrate_twice, ctx), BT(t_concurrent_accept, ctx), \
 	BT(t_concurrent_migrate, ctx), BT(t_migrate_old_rows, ctx), \
-	BT(t_migrate_business_rows, ctx)
+	BT(t_migrate_business_rows, ctx), BT(t_page_size, ctx)
 
 TSTORE_MAIN("store migrate", MIGRATE_TESTS, TSTORE_PG_NONE)
