@@ -20,7 +20,7 @@
  * Reading: one REPEATABLE READ, READ ONLY transaction (one snapshot): the
  * payload row (its size says whether it is chunked), then its chunks in
  * primary-key order with libpq's single-row mode, so libpq holds one row
- * at a time (a GiB is some 134,000 rows, one query, no row held twice).
+ * at a time, gathered into pieces of STORE_PG_READ_BATCH for the reader (a GiB is some 134,000 rows, one query, no row held twice).
  * A reader that stops makes us cancel the query.
  */
 #include "store.h"
@@ -41,6 +41,7 @@
 /* Bytes of chunk rows per CopyData message: one send(2) for several rows
  * (libpq sends what it holds in 8 KiB multiples; a row is about 8 KiB). */
 #define STORE_PG_CHUNK_BATCH ((size_t)64 * 1024)
+_Static_assert(STORE_PG_READ_BATCH <= STORE_CHUNK_BYTES, "a reader's piece");
 
 #define STORE_PG_CHUNK_PART "SELECT size, content FROM payload" \
 	" WHERE from_party = $1 AND message_id = $2 AND part_no = $3::int4"
@@ -218,14 +219,45 @@ store_pg_chunk_give(const PGresult *res, struct store_chunk_rd *rd,
 	    PQgetlength(res, 0, 1), err);
 }
 
+/* The reader's fn behind store_pg_chunk_gather. */
+struct store_pg_chunk_g {
+	store_read_fn fn;
+	void *ctx;
+	struct buf b;                 /* chunks not yet given */
+	int oom;
+};
+
+/* store_read_fn: small chunks gathered into pieces of up to
+ * STORE_PG_READ_BATCH bytes for the reader (one write(2) per piece, not
+ * per 8000 bytes); a chunk of that size or more (rows of older versions,
+ * 1 MiB) goes through as it is. */
+static int
+store_pg_chunk_gather(void *ctx, const unsigned char *p, size_t n)
+{
+	struct store_pg_chunk_g *g = ctx;
+
+	if (g->b.len > 0 && g->b.len + n > STORE_PG_READ_BATCH) {
+		if (g->fn(g->ctx, (const unsigned char *)g->b.data,
+		    g->b.len) != 0)
+			return -1;
+		buf_reset(&g->b);
+	}
+	if (g->b.len == 0 && n >= STORE_PG_READ_BATCH)
+		return g->fn(g->ctx, p, n);
+	g->oom = buf_append(&g->b, p, n) == -1;
+	return g->oom ? -1 : 0;
+}
+
 /* The chunks of a payload of size bytes, in order, to fn (single-row
- * mode); a gap or a total other than size is ERR_STORE
- * (store_chunk_take, store_chunk_end). */
+ * mode, gathered: store_pg_chunk_gather); a gap or a total other than
+ * size is ERR_STORE (store_chunk_take, store_chunk_end), and then what
+ * was gathered is not given. */
 static int
 store_pg_chunk_stream(struct store_pg *s, const struct store_payload_key *k,
     int64_t size, store_read_fn fn, void *ctx, struct err *err)
 {
-	struct store_chunk_rd rd = { fn, ctx, size, 0, 0 };
+	struct store_pg_chunk_g g = { fn, ctx, { 0 }, 0 };
+	struct store_chunk_rd rd = { store_pg_chunk_gather, &g, size, 0, 0 };
 	PGresult *res;
 	int rc = 0, failed = 0, sent;
 
@@ -249,7 +281,17 @@ store_pg_chunk_stream(struct store_pg *s, const struct store_payload_key *k,
 		PQclear(res);
 	}
 	store_pg_chunk_drain(s, rc == -1 && !failed);
-	return rc == 0 ? store_chunk_end(&rd, err) : -1;
+	if (g.oom) {                  /* not "payload reader stopped" */
+		err_clear(err);
+		rc = err_set(err, ERR_INTERNAL, NULL, "could not read payload:"
+		    " out of memory");
+	}
+	if (rc == 0)
+		rc = store_chunk_end(&rd, err);
+	if (rc == 0 && g.b.len > 0)
+		rc = store_chunk_give(fn, ctx, g.b.data, g.b.len, err);
+	buf_free(&g.b);
+	return rc;
 }
 
 /* The payload row of k, then (chunked) its chunks: 1, 0 or -1. */

@@ -146,6 +146,10 @@ int store_pg_copy_end(struct store_pg *s, int ok, struct err *err);
  * rows then keep the keys out of line, 010's toast_tuple_target) */
 #define STORE_PG_CHUNK_MIN ((size_t)1024)
 
+/* What store_payload_read gives its reader per call from chunks this small:
+ * they are gathered up to this many bytes (store_pg_chunk_gather). */
+#define STORE_PG_READ_BATCH ((size_t)256 * 1024)
+
 /* The chunk length of a payload of the message (from_party, message_id):
  * STORE_PG_CHUNK_BYTES, or less so that a row with these keys fits. */
 size_t store_pg_chunk_len(const char *from_party, const char *message_id);

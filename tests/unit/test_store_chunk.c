@@ -26,6 +26,11 @@
  * (keys as short as these tests' give STORE_PG_CHUNK_BYTES) */
 #define TCH_CHUNK(c) ((c)->pg ? STORE_PG_CHUNK_BYTES : STORE_CHUNK_BYTES)
 #define TCH_CHUNKS(c) ((TCH_ABOVE + TCH_CHUNK(c) - 1) / TCH_CHUNK(c))
+/* the pieces a reader gets of TCH_ABOVE: a chunk each, except that
+ * PostgreSQL gathers chunks of n bytes into pieces of up to
+ * STORE_PG_READ_BATCH (SQLite 9, PostgreSQL 33 of 32 chunks) */
+#define TCH_PIECE(c, n) ((c)->pg ? STORE_PG_READ_BATCH / (n) * (n) : (n))
+#define TCH_PIECES(c, n) ((TCH_ABOVE + TCH_PIECE(c, n) - 1) / TCH_PIECE(c, n))
 
 /* n bytes of a pattern picked by seed (malloc'd). */
 static unsigned char *
@@ -147,7 +152,8 @@ t_chunk_roundtrip(void **state)
 	tcount(c, "SELECT sum(length(content)) FROM payload_chunk",
 	    (int64_t)TCH_ABOVE);
 	tcount(c, "SELECT max(chunk_no) FROM payload_chunk", TCH_CHUNKS(c) - 1);
-	tch_expect(s, "ch-1", 2, above, TCH_ABOVE, TCH_CHUNKS(c));
+	tch_expect(s, "ch-1", 2, above, TCH_ABOVE, 
+	    TCH_PIECES(c, TCH_CHUNK(c)));
 	tch_expect(s, "ch-1", 1, below, TCH_BELOW, 1);
 	tch_expect(s, "ch-1", 0, (const unsigned char *)"<a/>", 4, 1);
 	assert_int_equal(tch_read(s, "ch-1", 3, &(struct tch_read){ 0 },
@@ -216,14 +222,17 @@ t_chunk_gap(void **state)
 	assert_int_equal(tch_read(s, "gap-1", 2, &r, &err), -1);
 	assert_int_equal(r.pieces, 2);
 	free(r.buf);
-	tch_expect(s, "gap-1", 2, above, TCH_ABOVE, TCH_CHUNKS(c));
+	tch_expect(s, "gap-1", 2, above, TCH_ABOVE, 
+	    TCH_PIECES(c, TCH_CHUNK(c)));
 	tq_exec(c, "DELETE FROM payload_chunk WHERE message_id = 'gap-1'"
 	    " AND chunk_no = 3");
 	memset(&r, 0, sizeof(r));
 	err_clear(&err);
 	assert_int_equal(tch_read(s, "gap-1", 2, &r, &err), -1);
 	assert_int_equal(err.kind, ERR_STORE);
-	assert_int_equal(r.len, 3 * TCH_CHUNK(c));
+	/* SQLite: the chunks before the gap were given; PostgreSQL: they
+	 * were still being gathered and are not (a failed read either way) */
+	assert_int_equal(r.len, c->pg ? 0 : 3 * STORE_CHUNK_BYTES);
 	free(r.buf);
 	(void)snprintf(sql, sizeof(sql), "DELETE FROM payload_chunk"
 	    " WHERE message_id = 'gap-2' AND chunk_no = %zu",
@@ -321,7 +330,8 @@ t_migrate_chunk_rows(void **state)
 	t.parts[1].len = 3;
 	(void)taccept(s, a, &t, STORE_NEW);
 	tcount(c, "SELECT count(*) FROM payload_chunk", TCH_CHUNKS(c));
-	tch_expect(s, "new-1", 2, above, TCH_ABOVE, TCH_CHUNKS(c));
+	tch_expect(s, "new-1", 2, above, TCH_ABOVE, 
+	    TCH_PIECES(c, TCH_CHUNK(c)));
 	free(above);
 	store_close(s);
 	arena_free(a);
@@ -377,7 +387,8 @@ t_chunk_pages(void **state)
 	tch_pages(c, "pg-1", (int64_t)TCH_CHUNKS(c));
 	tcount(c, "SELECT count(*) FROM payload_chunk WHERE message_id ="
 	    " 'pg-1' AND length(content) <> 8000", 1);   /* the last */
-	tch_expect(s, "pg-1", 2, above, TCH_ABOVE, TCH_CHUNKS(c));
+	tch_expect(s, "pg-1", 2, above, TCH_ABOVE, 
+	    TCH_PIECES(c, TCH_CHUNK(c)));
 	memset(id, 'x', STORE_MESSAGE_ID_MAX);
 	id[STORE_MESSAGE_ID_MAX] = '\0';
 	n = store_pg_chunk_len(TSENDER, id);
@@ -388,7 +399,7 @@ t_chunk_pages(void **state)
 	tcountf(c, (int64_t)n, "SELECT max(length(content)) FROM"
 	    " payload_chunk WHERE message_id = '%s'", id);
 	tch_pages(c, id, (int64_t)((TCH_ABOVE + n - 1) / n));
-	tch_expect(s, id, 2, above, TCH_ABOVE, (TCH_ABOVE + n - 1) / n);
+	tch_expect(s, id, 2, above, TCH_ABOVE, TCH_PIECES(c, n));
 	free(above);
 	store_close(s);
 	arena_free(a);
