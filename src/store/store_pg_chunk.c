@@ -20,7 +20,8 @@
  * Reading: one REPEATABLE READ, READ ONLY transaction (one snapshot): the
  * payload row (its size says whether it is chunked), then its chunks in
  * primary-key order with libpq's single-row mode, so libpq holds one row
- * at a time, gathered into pieces of STORE_PG_READ_BATCH for the reader (a GiB is some 134,000 rows, one query, no row held twice).
+ * at a time (a GiB is some 134,000 rows: one query, no row held twice),
+ * gathered into pieces of up to STORE_PG_READ_BATCH bytes for the reader.
  * A reader that stops makes us cancel the query.
  */
 #include "store.h"
