@@ -34,8 +34,9 @@ enum store_business {
 /*
  * Payloads of any size (issue 14 item 2; migration sqlite 007 /
  * postgresql 008).  A final payload longer than STORE_CHUNK_THRESHOLD is
- * stored as rows of table payload_chunk, STORE_CHUNK_BYTES each (the last
- * may be shorter), in chunk_no order, inside the same accept transaction
+ * stored as rows of table payload_chunk, STORE_CHUNK_BYTES each on SQLite,
+ * STORE_PG_CHUNK_BYTES on PostgreSQL (the last may be shorter), in chunk_no
+ * order, inside the same accept transaction
  * as its inbox row and Receipt; its payload row then holds its size and no
  * content.  Smaller payloads stay whole in payload.content as before.
  *
@@ -48,9 +49,11 @@ enum store_business {
  * piece, not per message.  8 MiB is also half a SQLite group-commit batch
  * (STORE_SQLITE_BATCH_BYTES), so one inline part never fills a batch
  * alone, and small next to what a request's arena may hold.
- * 1 MiB chunks: SPOOL_CHUNK, the reader's piece; big enough that the rows'
- * overhead (key, index entry) is lost in the noise, small enough for
- * PostgreSQL's TOAST and SQLite's overflow pages to handle cheaply.
+ * 1 MiB chunks (SQLite): SPOOL_CHUNK, the reader's piece; big enough that
+ * the rows' overhead (key, index entry) is lost in the noise, small enough
+ * for SQLite's overflow pages to handle cheaply.  PostgreSQL writes chunks
+ * of at most STORE_PG_CHUNK_BYTES (8000: one row on one page, no TOAST;
+ * store_pg_int.h); readers of both take chunks of any size.
  */
 #define STORE_CHUNK_BYTES ((size_t)1 << 20)
 #define STORE_CHUNK_THRESHOLD ((size_t)8 << 20)
@@ -471,8 +474,9 @@ int store_purge(struct store *s, const struct store_purge *p,
 /*
  * Stream one stored payload (issue 14 item 3): fn gets its bytes in order,
  * a payload stored whole as one piece (at most STORE_CHUNK_THRESHOLD
- * bytes), one stored in chunks one chunk (STORE_CHUNK_BYTES) at a time, so
- * the caller's memory does not grow with the payload.  The chunks are
+ * bytes), one stored in chunks in pieces of at most STORE_CHUNK_BYTES (a
+ * chunk; PostgreSQL's small chunks gathered, store_pg_int.h), so the
+ * caller's memory does not grow with the payload.  The chunks are
  * checked as they come: numbered 0, 1, 2 ... and adding up to the stored
  * size (a gap is ERR_STORE, never short output that looks whole).
  * 1 read, 0 no such payload

@@ -1,15 +1,17 @@
 /*
  * store_pg_chunk — payloads stored in chunks on PostgreSQL (issue 14;
- * store.h "STORE_CHUNK_BYTES", 008_payload_chunk.sql): the chunk rows of a
- * new message's large parts, streamed into the open accept transaction
+ * 008_payload_chunk.sql, 010_payload_chunk_plain.sql): the chunk rows of
+ * a new message's large parts, STORE_PG_CHUNK_BYTES each (store_pg_int.h:
+ * one row, one page, no TOAST), streamed into the open accept transaction
  * with one binary COPY (after the COPY of its payload rows:
  * store_pg_copy.c), and reading a payload back one chunk at a time
- * (store_payload_read).
+ * (store_payload_read), whatever size its chunks were written with (rows
+ * of older versions: 1 MiB).
  *
- * Writing: each chunk's bytes go from the part's memory (usually a spool
- * mapping) straight into CopyData messages of STORE_PG_COPY_CHUNK bytes,
- * read in order, with spool_done() behind each chunk, so neither libpq
- * nor the process holds more than about one chunk.  No extra round trip
+ * Writing: the chunks are read from the part's memory (usually a spool
+ * mapping) in order, a few rows gathered per CopyData message
+ * (STORE_PG_CHUNK_BATCH), with spool_done() behind, so neither libpq nor
+ * the process holds more than about one batch.  No extra round trip
  * per chunk: the whole of them is one COPY (one round trip).  Only a NEW
  * gets here (as4gw_accept() decided it first, store_pg.c), so a duplicate
  * or a drift never writes a chunk; a failure or a crash before COMMIT
@@ -18,7 +20,9 @@
  * Reading: one REPEATABLE READ, READ ONLY transaction (one snapshot): the
  * payload row (its size says whether it is chunked), then its chunks in
  * primary-key order with libpq's single-row mode, so libpq holds one row
- * at a time.  A reader that stops makes us cancel the query.
+ * at a time (a GiB is some 134,000 rows: one query, no row held twice),
+ * gathered into pieces of up to STORE_PG_READ_BATCH bytes for the reader.
+ * A reader that stops makes us cancel the query.
  */
 #include "store.h"
 
@@ -32,12 +36,13 @@
 #include "../spool/spool.h"
 #include "../util/buf.h"
 
-/* Bytes per CopyData message of a chunk's content (as store_pg_copy.c). */
-#define STORE_PG_CHUNK_PIECE ((size_t)64 * 1024)
-
 #define STORE_PG_CHUNK_COPY "COPY payload_chunk (from_party, message_id," \
 	" part_no, chunk_no, content) FROM STDIN (FORMAT binary)"
 #define STORE_PG_CHUNK_ROW "\0\5"
+/* Bytes of chunk rows per CopyData message: one send(2) for several rows
+ * (libpq sends what it holds in 8 KiB multiples; a row is about 8 KiB). */
+#define STORE_PG_CHUNK_BATCH ((size_t)64 * 1024)
+_Static_assert(STORE_PG_READ_BATCH <= STORE_CHUNK_BYTES, "a reader's piece");
 
 #define STORE_PG_CHUNK_PART "SELECT size, content FROM payload" \
 	" WHERE from_party = $1 AND message_id = $2 AND part_no = $3::int4"
@@ -46,32 +51,78 @@
 	" ORDER BY chunk_no"
 
 /* a writer reads the part in pieces no larger than a spool reader's */
-_Static_assert(STORE_CHUNK_BYTES <= SPOOL_CHUNK, "chunk within SPOOL_CHUNK");
+_Static_assert(STORE_PG_CHUNK_BYTES <= SPOOL_CHUNK, "chunk in SPOOL_CHUNK");
+/* the CHECK of 008_payload_chunk.sql */
+_Static_assert(STORE_PG_CHUNK_BYTES <= 1048576, "chunk within the CHECK");
 
-/* One chunk row: its fields in b (sent), then n bytes at p in pieces. */
-static int
-store_pg_chunk_row(struct store_pg *s, const struct store_message *m,
-    const struct store_part *pt, int no, size_t off, struct buf *b)
+/* The bytes a text key takes in a tuple (PostgreSQL varlena: a 1-byte
+ * header up to 126 bytes, else 4 and up to 3 of alignment). */
+static size_t
+store_pg_chunk_key(const char *k)
 {
-	const char *p = (const char *)pt->data + off;
-	size_t n = pt->len - off < STORE_CHUNK_BYTES ? pt->len - off :
-	    STORE_CHUNK_BYTES, done, k;
+	size_t n = strlen(k);
+
+	return n <= 126 ? n + 1 : n + 7;
+}
+
+/* store_pg_chunk_len (store_pg_int.h): the page arithmetic there. */
+size_t
+store_pg_chunk_len(const char *from_party, const char *message_id)
+{
+	size_t keys = store_pg_chunk_key(from_party) +
+	    store_pg_chunk_key(message_id) + 3 + 8 + 4;
+
+	if (keys >= STORE_PG_CHUNK_ROW_MAX - STORE_PG_CHUNK_MIN)
+		return STORE_PG_CHUNK_MIN;
+	return STORE_PG_CHUNK_ROW_MAX - keys < STORE_PG_CHUNK_BYTES ?
+	    STORE_PG_CHUNK_ROW_MAX - keys : STORE_PG_CHUNK_BYTES;
+}
+
+/* What a chunk writer sends: the rows gather in b, sent as one CopyData
+ * message once they reach STORE_PG_CHUNK_BATCH bytes. */
+struct store_pg_chunk_w {
+	struct store_pg *s;
+	const struct store_message *m;
+	size_t chunk;                 /* store_pg_chunk_len of m's keys */
+	struct buf b;
+};
+
+/* One chunk row of part pt: chunk_no no, n bytes at p, into w->b (sent
+ * when full). */
+static int
+store_pg_chunk_row(struct store_pg_chunk_w *w, const struct store_part *pt,
+    int no, const unsigned char *p, size_t n)
+{
+	struct buf *b = &w->b;
 
 	if (buf_append(b, STORE_PG_CHUNK_ROW, 2) == -1 ||
-	    store_pg_str(b, m->from_party) == -1 ||
-	    store_pg_str(b, m->message_id) == -1 ||
+	    store_pg_str(b, w->m->from_party) == -1 ||
+	    store_pg_str(b, w->m->message_id) == -1 ||
 	    store_pg_put32(b, 4) == -1 ||
 	    store_pg_put32(b, (uint32_t)pt->part_no) == -1 ||
 	    store_pg_put32(b, 4) == -1 || store_pg_put32(b, (uint32_t)no) == -1 ||
-	    store_pg_put32(b, (uint32_t)n) == -1 || store_pg_copy_send(s, b) == -1)
+	    store_pg_put32(b, (uint32_t)n) == -1 || buf_append(b, p, n) == -1)
 		return -1;
-	for (done = 0; done < n; done += k) {
-		k = n - done < STORE_PG_CHUNK_PIECE ? n - done :
-		    STORE_PG_CHUNK_PIECE;
-		if (PQputCopyData(s->conn, p + done, (int)k) != 1)
+	return b->len < STORE_PG_CHUNK_BATCH ? 0 : store_pg_copy_send(w->s, b);
+}
+
+/* The chunk rows of part pt in order, its spool mapping released behind
+ * in SPOOL_CHUNK pieces (not per chunk: a chunk is no whole number of
+ * pages). */
+static int
+store_pg_chunk_part(struct store_pg_chunk_w *w, const struct store_part *pt)
+{
+	const unsigned char *rel = pt->data;
+	size_t off, n;
+	int no;
+
+	for (off = 0, no = 0; off < pt->len; off += n, no++) {
+		n = pt->len - off < w->chunk ? pt->len - off : w->chunk;
+		if (store_pg_chunk_row(w, pt, no, pt->data + off, n) == -1)
 			return -1;
+		spool_done_behind(&rel, pt->data + off + n);
 	}
-	spool_done(p, n);
+	spool_done(rel, (size_t)(pt->data + pt->len - rel));
 	return 0;
 }
 
@@ -80,10 +131,11 @@ int
 store_pg_chunk_copy(struct store_pg *s, const struct store_message *m,
     struct err *err)
 {
-	struct buf b = { 0 };
+	struct store_pg_chunk_w w = { s, m,
+	    store_pg_chunk_len(m->from_party, m->message_id), { 0 } };
 	PGresult *res;
-	size_t i, off;
-	int ok = 1, no;
+	size_t i;
+	int ok;
 
 	for (i = 0; i < m->n_parts; i++)
 		if (m->parts[i].len > STORE_CHUNK_THRESHOLD)
@@ -97,20 +149,14 @@ store_pg_chunk_copy(struct store_pg *s, const struct store_message *m,
 		return -1;
 	}
 	PQclear(res);
-	ok = buf_append(&b, STORE_PG_COPY_HEAD,
+	ok = buf_append(&w.b, STORE_PG_COPY_HEAD,
 	    sizeof(STORE_PG_COPY_HEAD) - 1) == 0;
-	for (; ok && i < m->n_parts; i++) {
-		const struct store_part *pt = &m->parts[i];
-
-		if (pt->len <= STORE_CHUNK_THRESHOLD)
-			continue;
-		for (off = 0, no = 0; ok && off < pt->len;
-		    off += STORE_CHUNK_BYTES, no++)
-			ok = store_pg_chunk_row(s, m, pt, no, off, &b) == 0;
-	}
-	ok = ok && buf_append(&b, STORE_PG_COPY_END, 2) == 0 &&
-	    store_pg_copy_send(s, &b) == 0;
-	buf_free(&b);
+	for (; ok && i < m->n_parts; i++)
+		if (m->parts[i].len > STORE_CHUNK_THRESHOLD)
+			ok = store_pg_chunk_part(&w, &m->parts[i]) == 0;
+	ok = ok && buf_append(&w.b, STORE_PG_COPY_END, 2) == 0 &&
+	    store_pg_copy_send(s, &w.b) == 0;
+	buf_free(&w.b);
 	return store_pg_copy_end(s, ok, err);
 }
 
@@ -174,14 +220,45 @@ store_pg_chunk_give(const PGresult *res, struct store_chunk_rd *rd,
 	    PQgetlength(res, 0, 1), err);
 }
 
+/* The reader's fn behind store_pg_chunk_gather. */
+struct store_pg_chunk_g {
+	store_read_fn fn;
+	void *ctx;
+	struct buf b;                 /* chunks not yet given */
+	int oom;
+};
+
+/* store_read_fn: small chunks gathered into pieces of up to
+ * STORE_PG_READ_BATCH bytes for the reader (one write(2) per piece, not
+ * per 8000 bytes); a chunk of that size or more (rows of older versions,
+ * 1 MiB) goes through as it is. */
+static int
+store_pg_chunk_gather(void *ctx, const unsigned char *p, size_t n)
+{
+	struct store_pg_chunk_g *g = ctx;
+
+	if (g->b.len > 0 && g->b.len + n > STORE_PG_READ_BATCH) {
+		if (g->fn(g->ctx, (const unsigned char *)g->b.data,
+		    g->b.len) != 0)
+			return -1;
+		buf_reset(&g->b);
+	}
+	if (g->b.len == 0 && n >= STORE_PG_READ_BATCH)
+		return g->fn(g->ctx, p, n);
+	g->oom = buf_append(&g->b, p, n) == -1;
+	return g->oom ? -1 : 0;
+}
+
 /* The chunks of a payload of size bytes, in order, to fn (single-row
- * mode); a gap or a total other than size is ERR_STORE
- * (store_chunk_take, store_chunk_end). */
+ * mode, gathered: store_pg_chunk_gather); a gap or a total other than
+ * size is ERR_STORE (store_chunk_take, store_chunk_end), and then what
+ * was gathered is not given. */
 static int
 store_pg_chunk_stream(struct store_pg *s, const struct store_payload_key *k,
     int64_t size, store_read_fn fn, void *ctx, struct err *err)
 {
-	struct store_chunk_rd rd = { fn, ctx, size, 0, 0 };
+	struct store_pg_chunk_g g = { fn, ctx, { 0 }, 0 };
+	struct store_chunk_rd rd = { store_pg_chunk_gather, &g, size, 0, 0 };
 	PGresult *res;
 	int rc = 0, failed = 0, sent;
 
@@ -205,7 +282,17 @@ store_pg_chunk_stream(struct store_pg *s, const struct store_payload_key *k,
 		PQclear(res);
 	}
 	store_pg_chunk_drain(s, rc == -1 && !failed);
-	return rc == 0 ? store_chunk_end(&rd, err) : -1;
+	if (g.oom) {                  /* not "payload reader stopped" */
+		err_clear(err);
+		rc = err_set(err, ERR_INTERNAL, NULL, "could not read payload:"
+		    " out of memory");
+	}
+	if (rc == 0)
+		rc = store_chunk_end(&rd, err);
+	if (rc == 0 && g.b.len > 0)
+		rc = store_chunk_give(fn, ctx, g.b.data, g.b.len, err);
+	buf_free(&g.b);
+	return rc;
 }
 
 /* The payload row of k, then (chunked) its chunks: 1, 0 or -1. */

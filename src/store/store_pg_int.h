@@ -130,6 +130,41 @@ int store_pg_copy_send(struct store_pg *s, struct buf *b);
 int store_pg_copy_end(struct store_pg *s, int ok, struct err *err);
 
 /*
+ * Payload bytes per payload_chunk row on PostgreSQL (issue 14; migration
+ * 010_payload_chunk_plain.sql): a chunk row is one heap tuple stored
+ * whole on one 8 KiB page, content inline (STORAGE PLAIN), nothing in
+ * TOAST.  TOAST would cut a 1 MiB chunk into some 525 rows of its own
+ * plus their index entries: server CPU that made PostgreSQL the
+ * bottleneck of a large accept (2-3x the CPU of 8000-byte rows in place
+ * for the same WAL; README "Performance").  The page arithmetic
+ * (PostgreSQL's bufpage.h / htup_details.h, BLCKSZ 8192, fillfactor 100):
+ *   8192 - 24 page header - 4 item pointer = 8164, MAXALIGNed down:
+ *     MaxHeapTupleSize 8160 (also 010's toast_tuple_target);
+ *   - 24 tuple header (23 bytes MAXALIGNed; no null bitmap: no NULLs)
+ *   = 8136 bytes of columns (STORE_PG_CHUNK_ROW_MAX): the two text keys
+ *   (a 1-byte length header each below 127 bytes, else 4 and up to 3 of
+ *   alignment), up to 3 bytes of alignment, part_no and chunk_no (4 + 4),
+ *   content's 4-byte header, then the chunk.
+ * 8000 + 4 + 8 + 3 leaves 121 bytes for the keys: a 59-byte ebCore party
+ * with a 60-byte MessageId.  Longer keys take their excess from the chunk
+ * (store_pg_chunk_len), so that every row still fits its page; a reader
+ * takes chunks of any size (rows of older versions hold 1 MiB).
+ */
+#define STORE_PG_CHUNK_BYTES ((size_t)8000)
+#define STORE_PG_CHUNK_ROW_MAX ((size_t)8136)
+/* the shortest chunk store_pg_chunk_len gives (keys of several KiB; their
+ * rows then keep the keys out of line, 010's toast_tuple_target) */
+#define STORE_PG_CHUNK_MIN ((size_t)1024)
+
+/* What store_payload_read gives its reader per call from chunks this small:
+ * they are gathered up to this many bytes (store_pg_chunk_gather). */
+#define STORE_PG_READ_BATCH ((size_t)256 * 1024)
+
+/* The chunk length of a payload of the message (from_party, message_id):
+ * STORE_PG_CHUNK_BYTES, or less so that a row with these keys fits. */
+size_t store_pg_chunk_len(const char *from_party, const char *message_id);
+
+/*
  * The payload_chunk rows of m's parts longer than STORE_CHUNK_THRESHOLD
  * (none: nothing sent), one binary COPY, the bytes read from the parts in
  * order with spool_done() behind each chunk (store_pg_chunk.c).  0, or -1

@@ -1,8 +1,9 @@
 """Payloads stored in chunks (issue 14 items 2 and 3) against the real binary, on
 SQLite and PostgreSQL: a final payload longer than STORE_CHUNK_THRESHOLD (8 MiB,
-src/store/store.h) is stored as 1 MiB rows of payload_chunk inside the accept
-transaction (sqlite 007 / postgresql 008) and handed over streamed by `as4gw deliver
---to-dir`, `--exec` and `as4gw inbox export`.
+src/store/store.h) is stored as rows of payload_chunk inside the accept transaction
+(sqlite 007 / postgresql 008; 1 MiB each on SQLite, 8000 bytes on PostgreSQL: one row
+on one page, postgresql 010) and handed over streamed by `as4gw deliver --to-dir`,
+`--exec` and `as4gw inbox export`.
 
 Checked here, over HTTP: payloads just below and just above the threshold and one
 several chunks long are accepted, stored (chunk rows counted) and come back
@@ -27,7 +28,9 @@ from conftest import BIN, Gateway, make_dsn, new_id, run_as4gw
 
 MIB = 1 << 20
 THRESHOLD = 8 * MIB          # STORE_CHUNK_THRESHOLD
-CHUNK = MIB                  # STORE_CHUNK_BYTES
+# bytes per chunk row: STORE_CHUNK_BYTES (SQLite), STORE_PG_CHUNK_BYTES (PostgreSQL;
+# the keys of these tests are short enough for the full size, store_pg_chunk_len)
+CHUNK = {'sqlite': MIB, 'postgresql': 8000}
 FAR_FUTURE = '2100-01-01T00:00:00Z'
 LIMITS = '<maxBodyBytes>67108864</maxBodyBytes>'
 
@@ -40,8 +43,8 @@ def sha(b):
     return hashlib.sha256(b).hexdigest()
 
 
-def chunks_for(n):
-    return 0 if n <= THRESHOLD else (n + CHUNK - 1) // CHUNK
+def chunks_for(n, backend):
+    return 0 if n <= THRESHOLD else (n + CHUNK[backend] - 1) // CHUNK[backend]
 
 
 def post(gw, mid, atts):
@@ -81,7 +84,8 @@ def check_dir(d, atts):
         assert sha(got) == sha(a[2]) == p['sha256']
 
 
-# below the threshold (stored whole), one byte above (9 chunks), several chunks
+# below the threshold (stored whole), one byte above (SQLite 9 chunks, PostgreSQL
+# 1049), several chunks
 BELOW = ('below@t', 'application/octet-stream', data(THRESHOLD, 1))
 ABOVE = ('above@t', 'application/octet-stream', data(THRESHOLD + 1, 2))
 SEVERAL = ('several@t', 'application/octet-stream', data(20 * MIB + 12345, 3))
@@ -104,17 +108,21 @@ def test_large_payloads_stored_in_chunks_and_handed_over(big_gateway, tmp_path):
         ans = post(gw, mid, atts)
         assert ans.status == 200 and ans.is_receipt and ans.ref_to == mid, ans
         answers[mid] = ans.body
-    assert chunk_rows(gw, m1) == chunks_for(len(ABOVE[2])) == 9
-    assert chunk_rows(gw, m2) == chunks_for(len(SEVERAL[2])) == 21
+    b = gw.store.backend
+    assert chunk_rows(gw, m1) == chunks_for(len(ABOVE[2]), b) == \
+        {'sqlite': 9, 'postgresql': 1049}[b]
+    assert chunk_rows(gw, m2) == chunks_for(len(SEVERAL[2]), b) == \
+        {'sqlite': 21, 'postgresql': 2623}[b]
     rows = gw.store.query('SELECT part_no, size FROM payload WHERE message_id = ?'
                           ' ORDER BY part_no', m1)
     assert rows == [(0, None), (1, None), (2, THRESHOLD + 1)]
-    assert gw.store.query('SELECT max(length(content)) FROM payload_chunk')[0][0] == CHUNK
+    assert gw.store.query('SELECT max(length(content)) FROM payload_chunk')[0][0] == \
+        CHUNK[b]
 
     # a retry: the same Receipt, no chunk written twice
     again = post(gw, m1, msgs[m1])
     assert again.status == 200 and again.body == answers[m1]
-    assert chunk_rows(gw) == 30
+    assert chunk_rows(gw) == chunks_for(len(ABOVE[2]), b) + chunks_for(len(SEVERAL[2]), b)
     assert gw.store.query('SELECT duplicates FROM inbox WHERE message_id = ?', m1) == [(1,)]
 
     # inbox show: the sizes of the stored payloads
@@ -207,7 +215,8 @@ def test_large_payload_killed_in_accept_leaves_nothing(backend, tmp_path, pki,
         assert orphans(gw) == (0, 0)
         ans = post(gw, mid, [SMALL, ABOVE])
         assert ans.status == 200 and ans.is_receipt, ans
-        assert chunk_rows(gw, mid) == 9 and orphans(gw) == (0, 0)
+        assert chunk_rows(gw, mid) == chunks_for(len(ABOVE[2]), backend)
+        assert orphans(gw) == (0, 0)
         p = subprocess.run([BIN, 'inbox', 'export', '-c', gw.config, '--part', '1', mid],
                            capture_output=True, timeout=60)
         assert p.returncode == 0 and sha(p.stdout) == sha(ABOVE[2])
@@ -288,8 +297,8 @@ def test_old_database_migrated_rows_still_delivered(backend, tmp_path, pki):
     gw = Gateway(tmp_path, pki, dsn, limits=LIMITS)   # writes the config only
     p = run_as4gw('migrate', '-c', gw.config)
     assert p.returncode == 0, p.stderr
-    # the chunk migration (PostgreSQL: and its storage setting, 009)
-    n = 2 if backend == 'postgresql' else 1
+    # the chunk migration (PostgreSQL: and its storage settings, 009 and 010)
+    n = 3 if backend == 'postgresql' else 1
     assert p.stdout == f'migrations applied: {n}\n', p.stdout
     assert gw.store.query('SELECT count(*) FROM payload_chunk')[0][0] == 0
     assert gw.store.query('SELECT size FROM payload WHERE message_id = ?', old_mid) == \
@@ -301,7 +310,7 @@ def test_old_database_migrated_rows_still_delivered(backend, tmp_path, pki):
     try:
         mid = new_id()
         assert post(gw, mid, [ABOVE]).is_receipt
-        assert chunk_rows(gw, mid) == 9
+        assert chunk_rows(gw, mid) == chunks_for(len(ABOVE[2]), backend)
         p = subprocess.run([BIN, 'inbox', 'export', '-c', gw.config, old_mid],
                            capture_output=True, timeout=60)
         assert p.returncode == 0 and p.stdout == old_payload
@@ -321,14 +330,24 @@ def test_old_database_migrated_rows_still_delivered(backend, tmp_path, pki):
 
 # ---- a store failure in the middle of the chunks -------------------------------------
 
-FAIL_TRIGGER = {
-    'sqlite': ["CREATE TRIGGER fail_chunk BEFORE INSERT ON payload_chunk"
-               " WHEN NEW.chunk_no = 5 BEGIN SELECT RAISE(ABORT, 'test: chunk refused'); END"],
-    'postgresql': ["CREATE FUNCTION fail_chunk() RETURNS trigger LANGUAGE plpgsql AS"
-                   " $$BEGIN IF NEW.chunk_no = 5 THEN RAISE EXCEPTION 'test: chunk refused';"
-                   " END IF; RETURN NEW; END$$",
-                   "CREATE TRIGGER fail_chunk BEFORE INSERT ON payload_chunk"
-                   " FOR EACH ROW EXECUTE FUNCTION fail_chunk()"]}
+def mid_chunk(backend):
+    """A chunk in the middle of ABOVE's (SQLite 4 of 0..8, PostgreSQL 524 of
+    0..1048)."""
+    return chunks_for(len(ABOVE[2]), backend) // 2
+
+
+def fail_trigger(backend):
+    """A test trigger refusing ABOVE's chunk after the middle one (SQLite 5,
+    PostgreSQL 525)."""
+    no = mid_chunk(backend) + 1
+    if backend == 'sqlite':
+        return ["CREATE TRIGGER fail_chunk BEFORE INSERT ON payload_chunk WHEN"
+                f" NEW.chunk_no = {no} BEGIN SELECT RAISE(ABORT, 'test: chunk refused'); END"]
+    return ["CREATE FUNCTION fail_chunk() RETURNS trigger LANGUAGE plpgsql AS"
+            f" $$BEGIN IF NEW.chunk_no = {no} THEN RAISE EXCEPTION 'test: chunk refused';"
+            " END IF; RETURN NEW; END$$",
+            "CREATE TRIGGER fail_chunk BEFORE INSERT ON payload_chunk"
+            " FOR EACH ROW EXECUTE FUNCTION fail_chunk()"]
 
 
 def execute(gw, statements):
@@ -350,12 +369,12 @@ def execute(gw, statements):
 
 
 def test_large_payload_store_failure_mid_chunks_leaves_nothing(big_gateway):
-    """The database refuses the sixth chunk of a payload (a test trigger): the
-    accept rolls back whole — 503 with Retry-After, no inbox, payload, delivery or
-    chunk row, no orphan — and the partner's retry, once the store works, is
-    stored whole with nine chunks."""
+    """The database refuses a chunk in the middle of a payload (a test trigger,
+    rows before it already sent): the accept rolls back whole — 503 with
+    Retry-After, no inbox, payload, delivery or chunk row, no orphan — and the
+    partner's retry, once the store works, is stored whole with all its chunks."""
     gw = big_gateway
-    execute(gw, FAIL_TRIGGER[gw.store.backend])
+    execute(gw, fail_trigger(gw.store.backend))
     mid = new_id()
     ans = post(gw, mid, [SMALL, ABOVE])
     assert ans.status == 503 and not ans.is_receipt, ans
@@ -367,17 +386,19 @@ def test_large_payload_store_failure_mid_chunks_leaves_nothing(big_gateway):
     ans = post(gw, mid, [SMALL, ABOVE])
     assert ans.status == 200 and ans.is_receipt, ans
     assert gw.store.totals() == (1, 2, 1)
-    assert chunk_rows(gw, mid) == 9 and orphans(gw) == (0, 0)
+    assert chunk_rows(gw, mid) == chunks_for(len(ABOVE[2]), gw.store.backend)
+    assert orphans(gw) == (0, 0)
 
 
 def test_missing_chunk_fails_the_hand_off_not_silently(big_gateway, tmp_path):
-    """A chunk row gone (damaged database): deliver hands over nothing short — the
-    target fails, no directory (not even a temporary one) is left, the row is
-    ready again with the reason — and inbox export fails too."""
+    """A chunk row gone from the middle (damaged database): deliver hands over
+    nothing short — the target fails, no directory (not even a temporary one) is
+    left, the row is ready again with the reason — and inbox export fails too."""
     gw = big_gateway
     mid = new_id()
     assert post(gw, mid, [ABOVE]).is_receipt
-    execute(gw, ["DELETE FROM payload_chunk WHERE chunk_no = 4"])
+    no = mid_chunk(gw.store.backend)
+    execute(gw, [f"DELETE FROM payload_chunk WHERE chunk_no = {no}"])
     out = tmp_path / 'out'
     p = subprocess.run([BIN, 'deliver', '-c', gw.config, '--to-dir', str(out)],
                        capture_output=True, text=True, timeout=300)
@@ -386,7 +407,7 @@ def test_missing_chunk_fails_the_hand_off_not_silently(big_gateway, tmp_path):
     assert os.listdir(out) == []
     state, err = gw.store.query('SELECT state, last_error FROM delivery'
                                 ' WHERE message_id = ?', mid)[0]
-    assert state == 'ready' and 'chunk 4' in err, err
+    assert state == 'ready' and f'chunk {no} ' in err, err
     p = subprocess.run([BIN, 'inbox', 'export', '-c', gw.config, mid],
                        capture_output=True, timeout=60)
     assert p.returncode == 1 and b'chunk' in p.stderr

@@ -1,16 +1,19 @@
-"""The storage of payload_chunk.content on PostgreSQL (issue 14; migration
-sql/postgresql/009_payload_chunk_storage.sql): EXTERNAL, out of line without a
-compression attempt, so a large payload's 1 MiB chunks are not run through pglz/lz4
-by the server before they are TOASTed.  Against the real binary over HTTP:
+"""The storage of payload_chunk on PostgreSQL (issue 14; migrations
+sql/postgresql/009_payload_chunk_storage.sql, 010_payload_chunk_plain.sql): chunks
+of 8000 bytes (store_pg_int.h STORE_PG_CHUNK_BYTES), content STORAGE PLAIN and
+toast_tuple_target 8160, so that a chunk row is one tuple on one 8 KiB page, never
+compressed and never TOASTed (1 MiB chunks TOASTed into some 525 rows each made the
+server the bottleneck).  Against the real binary over HTTP:
 
-- a fresh store: the column's attstorage is 'e'; a large payload (compressible on
-  purpose: with the old EXTENDED storage its chunks WOULD be compressed) is stored in
-  chunks none of which is compressed, and comes back byte-identical (inbox export,
-  deliver --to-dir);
-- a database of the previous version (migrations up to 008) holding a chunked payload
-  whose chunks the server compressed: `as4gw migrate` applies 009 alone, rewrites no
-  chunk (they stay compressed), and the old payload and a new one both come back
-  byte-identical.
+- a fresh store: the column's attstorage is 'p', the table's toast_tuple_target
+  8160; a large payload (compressible on purpose: with the old EXTENDED storage its
+  chunks WOULD be compressed) is stored in 8000-byte chunks none of which is
+  compressed, one row per heap page, nothing written to the TOAST table, and comes
+  back byte-identical (inbox export, deliver --to-dir);
+- a database of an older version (migrations up to 008) holding a payload in 1 MiB
+  chunks the server compressed and TOASTed: `as4gw migrate` applies 009 and 010,
+  rewrites no chunk, and the old payload (1 MiB chunks) and a new one (8000 bytes)
+  both come back byte-identical (export, deliver --to-dir).
 SQLite has no such setting (no sqlite/ counterpart): these run on PostgreSQL only.
 """
 import hashlib
@@ -23,6 +26,7 @@ import as4msg
 from conftest import BIN, Gateway, make_dsn, new_id, run_as4gw
 
 MIB = 1 << 20
+CHUNK = 8000                 # STORE_PG_CHUNK_BYTES (these tests' keys are short)
 THRESHOLD = 8 * MIB          # STORE_CHUNK_THRESHOLD
 LIMITS = '<maxBodyBytes>67108864</maxBodyBytes>'
 SENDER = 'urn:as4gw:dev:sender'
@@ -63,6 +67,35 @@ def storage(gw):
         " AND attname = 'content'")[0][0]
 
 
+def reloptions(gw):
+    return gw.store.query("SELECT reloptions FROM pg_class WHERE oid = 'payload_chunk'::regclass")[0][0]
+
+
+def one_page_each(gw):
+    """(chunk rows, heap pages holding them, heap pages of the table, bytes of
+    its TOAST table): one tuple per page and nothing in TOAST give (n, n, n, 0)."""
+    return gw.store.query(
+        "SELECT count(*), count(DISTINCT (ctid::text::point)[0]),"
+        " pg_relation_size('payload_chunk') / 8192,"
+        " (SELECT pg_relation_size(reltoastrelid) FROM pg_class"
+        "  WHERE oid = 'payload_chunk'::regclass) FROM payload_chunk")[0]
+
+
+def deliver(gw, tmp_path, n):
+    """deliver --to-dir of the n ready messages: the output directory."""
+    out = tmp_path / 'out'
+    p = subprocess.run([BIN, 'deliver', '-c', gw.config, '--to-dir', str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[-1] == f'delivered {n}, failed 0'
+    return out
+
+
+def delivered(out, mid):
+    d = out / hashlib.sha256(SENDER.encode() + b'\0' + mid.encode()).hexdigest()
+    return sha((d / 'part-0.bin').read_bytes())
+
+
 def chunk_compression(gw, mid):
     """[(chunk_no, compression method or None)] of mid's chunks."""
     return gw.store.query('SELECT chunk_no, pg_column_compression(content)'
@@ -79,23 +112,21 @@ def export(gw, mid):
 def test_fresh_store_chunks_stored_uncompressed(pg_dsn, tmp_path, pki):
     gw = Gateway(tmp_path, pki, pg_dsn, limits=LIMITS).start()
     try:
-        assert storage(gw) == 'e'
+        assert storage(gw) == 'p'
+        assert reloptions(gw) == ['toast_tuple_target=8160']
         mid = new_id()
         ans = post(gw, mid, [LARGE])
         assert ans.status == 200 and ans.is_receipt and ans.ref_to == mid, ans
         got = chunk_compression(gw, mid)
-        assert [no for no, _ in got] == list(range(12))
+        n = (len(LARGE[2]) + CHUNK - 1) // CHUNK          # 1442
+        assert [no for no, _ in got] == list(range(n))
         assert all(method is None for _, method in got), got
-        assert gw.store.query('SELECT sum(octet_length(content)) FROM payload_chunk'
-                              ' WHERE message_id = ?', mid)[0][0] == len(LARGE[2])
+        assert gw.store.query('SELECT sum(octet_length(content)), max(octet_length(content))'
+                              ' FROM payload_chunk WHERE message_id = ?', mid)[0] == \
+            (len(LARGE[2]), CHUNK)
+        assert one_page_each(gw) == (n, n, n, 0)
         assert sha(export(gw, mid)) == sha(LARGE[2])
-        out = tmp_path / 'out'
-        p = subprocess.run([BIN, 'deliver', '-c', gw.config, '--to-dir', str(out)],
-                           capture_output=True, text=True, timeout=300)
-        assert p.returncode == 0, p.stderr
-        assert p.stdout.splitlines()[-1] == 'delivered 1, failed 0'
-        d = out / hashlib.sha256(SENDER.encode() + b'\0' + mid.encode()).hexdigest()
-        assert sha((d / 'part-0.bin').read_bytes()) == sha(LARGE[2])
+        assert delivered(deliver(gw, tmp_path, 1), mid) == sha(LARGE[2])
     finally:
         assert gw.stop() == 0, gw.logtext()[-2000:]
 
@@ -133,7 +164,7 @@ def database_008(dsn, mid, payload):
     con.close()
 
 
-def test_008_database_takes_the_storage_migration(pg_dsn, tmp_path, pki):
+def test_008_database_takes_the_storage_migrations(pg_dsn, tmp_path, pki):
     old_mid = new_id()
     old_payload = compressible(THRESHOLD + 2 * MIB + 5, 2)
     database_008(pg_dsn, old_mid, old_payload)
@@ -144,19 +175,30 @@ def test_008_database_takes_the_storage_migration(pg_dsn, tmp_path, pki):
     assert len(old) == 11 and all(m is not None for _, m in old[:-1]), old
     p = run_as4gw('migrate', '-c', gw.config)
     assert p.returncode == 0, p.stderr
-    assert p.stdout == 'migrations applied: 1\n', p.stdout
-    assert storage(gw) == 'e'
+    assert p.stdout == 'migrations applied: 2\n', p.stdout    # 009, 010
+    assert storage(gw) == 'p'
+    assert reloptions(gw) == ['toast_tuple_target=8160']
     assert chunk_compression(gw, old_mid) == old       # no chunk rewritten
-    assert gw.store.query("SELECT count(*) FROM schema_migrations WHERE name ="
-                          " 'postgresql/009_payload_chunk_storage.sql'")[0][0] == 1
+    assert gw.store.query("SELECT count(*) FROM schema_migrations WHERE name IN"
+                          " ('postgresql/009_payload_chunk_storage.sql',"
+                          " 'postgresql/010_payload_chunk_plain.sql')")[0][0] == 2
     gw.start()
     try:
+        # the 1 MiB chunks of the older version read back whole
+        assert gw.store.query('SELECT max(octet_length(content)) FROM payload_chunk'
+                              ' WHERE message_id = ?', old_mid)[0][0] == MIB
         assert sha(export(gw, old_mid)) == sha(old_payload)
         mid = new_id()
         ans = post(gw, mid, [LARGE])
         assert ans.status == 200 and ans.is_receipt, ans
         new = chunk_compression(gw, mid)
-        assert len(new) == 12 and all(m is None for _, m in new), new
+        assert len(new) == (len(LARGE[2]) + CHUNK - 1) // CHUNK
+        assert all(m is None for _, m in new), new
+        assert gw.store.query('SELECT max(octet_length(content)) FROM payload_chunk'
+                              ' WHERE message_id = ?', mid)[0][0] == CHUNK
         assert sha(export(gw, mid)) == sha(LARGE[2])
+        out = deliver(gw, tmp_path, 2)
+        assert delivered(out, old_mid) == sha(old_payload)
+        assert delivered(out, mid) == sha(LARGE[2])
     finally:
         assert gw.stop() == 0, gw.logtext()[-2000:]

@@ -1,8 +1,10 @@
 /*
  * Unit tests for src/store, payloads stored in chunks (issue 14; sqlite
- * 007 / postgresql 008; teststore.h: SQLite and PostgreSQL): both sides of
- * the threshold, read back byte-identical, a missing chunk, a reader that
- * stops, a process killed at a fault point, an old database migrated.
+ * 007 / postgresql 008, 010; teststore.h: SQLite and PostgreSQL): both
+ * sides of the threshold, read back byte-identical, a missing chunk, a
+ * reader that stops, a process killed at a fault point, an old database
+ * migrated; PostgreSQL: chunk rows of one page each (no TOAST), also with
+ * long keys, and chunks of 1 MiB written by older versions still read.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,15 +12,25 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "teststore.h"
 #include "testutil.h"
+#include "store/store_pg_int.h"
 
 #define TCH_BELOW STORE_CHUNK_THRESHOLD          /* stored whole */
-#define TCH_ABOVE (STORE_CHUNK_THRESHOLD + 1)    /* 9 chunks, the last 1 B */
-#define TCH_CHUNKS 9
+#define TCH_ABOVE (STORE_CHUNK_THRESHOLD + 1)    /* chunked, the last 1 B */
+/* TCH_ABOVE's chunks: SQLite 9 of 1 MiB, PostgreSQL 1049 of 8000 bytes
+ * (keys as short as these tests' give STORE_PG_CHUNK_BYTES) */
+#define TCH_CHUNK(c) ((c)->pg ? STORE_PG_CHUNK_BYTES : STORE_CHUNK_BYTES)
+#define TCH_CHUNKS(c) ((TCH_ABOVE + TCH_CHUNK(c) - 1) / TCH_CHUNK(c))
+/* the pieces a reader gets of TCH_ABOVE: a chunk each, except that
+ * PostgreSQL gathers chunks of n bytes into pieces of up to
+ * STORE_PG_READ_BATCH (SQLite 9, PostgreSQL 33 of 32 chunks) */
+#define TCH_PIECE(c, n) ((c)->pg ? STORE_PG_READ_BATCH / (n) * (n) : (n))
+#define TCH_PIECES(c, n) ((TCH_ABOVE + TCH_PIECE(c, n) - 1) / TCH_PIECE(c, n))
 
 /* n bytes of a pattern picked by seed (malloc'd). */
 static unsigned char *
@@ -136,11 +148,12 @@ t_chunk_roundtrip(void **state)
 	    " size = %zu AND (content IS NULL OR length(content) = 0)",
 	    TCH_ABOVE);
 	tcount(c, "SELECT count(*) FROM payload_chunk WHERE part_no = 2",
-	    TCH_CHUNKS);
+	    TCH_CHUNKS(c));
 	tcount(c, "SELECT sum(length(content)) FROM payload_chunk",
 	    (int64_t)TCH_ABOVE);
-	tcount(c, "SELECT max(chunk_no) FROM payload_chunk", TCH_CHUNKS - 1);
-	tch_expect(s, "ch-1", 2, above, TCH_ABOVE, TCH_CHUNKS);
+	tcount(c, "SELECT max(chunk_no) FROM payload_chunk", TCH_CHUNKS(c) - 1);
+	tch_expect(s, "ch-1", 2, above, TCH_ABOVE, 
+	    TCH_PIECES(c, TCH_CHUNK(c)));
 	tch_expect(s, "ch-1", 1, below, TCH_BELOW, 1);
 	tch_expect(s, "ch-1", 0, (const unsigned char *)"<a/>", 4, 1);
 	assert_int_equal(tch_read(s, "ch-1", 3, &(struct tch_read){ 0 },
@@ -162,10 +175,10 @@ t_chunk_roundtrip(void **state)
 	(void)taccept(s, a, &t, STORE_DUPLICATE);
 	tch_msg(&t, "ch-1", 0x52, below, above);   /* drift */
 	(void)taccept(s, a, &t, STORE_DRIFT);
-	tcount(c, "SELECT count(*) FROM payload_chunk", TCH_CHUNKS);
+	tcount(c, "SELECT count(*) FROM payload_chunk", TCH_CHUNKS(c));
 	tch_msg(&t, "ch-2", 0x53, below, above);
 	(void)taccept(s, a, &t, STORE_NEW);
-	tcount(c, "SELECT count(*) FROM payload_chunk", 2 * TCH_CHUNKS);
+	tcount(c, "SELECT count(*) FROM payload_chunk", 2 * TCH_CHUNKS(c));
 	p.default_cutoff_ms = T0 + 86400000;
 	p.batch = 100;
 	p.undelivered = 1;
@@ -194,6 +207,7 @@ t_chunk_gap(void **state)
 	unsigned char *above = tch_bytes(TCH_ABOVE, 4);
 	struct tch_read r = { .stop_after = 2 };
 	struct err err = { 0 };
+	char sql[128];
 	struct arena *a;
 	struct store *s;
 	struct tmsg t;
@@ -208,17 +222,22 @@ t_chunk_gap(void **state)
 	assert_int_equal(tch_read(s, "gap-1", 2, &r, &err), -1);
 	assert_int_equal(r.pieces, 2);
 	free(r.buf);
-	tch_expect(s, "gap-1", 2, above, TCH_ABOVE, TCH_CHUNKS);
+	tch_expect(s, "gap-1", 2, above, TCH_ABOVE, 
+	    TCH_PIECES(c, TCH_CHUNK(c)));
 	tq_exec(c, "DELETE FROM payload_chunk WHERE message_id = 'gap-1'"
 	    " AND chunk_no = 3");
 	memset(&r, 0, sizeof(r));
 	err_clear(&err);
 	assert_int_equal(tch_read(s, "gap-1", 2, &r, &err), -1);
 	assert_int_equal(err.kind, ERR_STORE);
-	assert_int_equal(r.len, 3 * STORE_CHUNK_BYTES);
+	/* SQLite: the chunks before the gap were given; PostgreSQL: they
+	 * were still being gathered and are not (a failed read either way) */
+	assert_int_equal(r.len, c->pg ? 0 : 3 * STORE_CHUNK_BYTES);
 	free(r.buf);
-	tq_exec(c, "DELETE FROM payload_chunk WHERE message_id = 'gap-2'"
-	    " AND chunk_no = 8");
+	(void)snprintf(sql, sizeof(sql), "DELETE FROM payload_chunk"
+	    " WHERE message_id = 'gap-2' AND chunk_no = %zu",
+	    TCH_CHUNKS(c) - 1);   /* the last */
+	tq_exec(c, sql);
 	memset(&r, 0, sizeof(r));
 	err_clear(&err);
 	assert_int_equal(tch_read(s, "gap-2", 2, &r, &err), -1);
@@ -286,7 +305,7 @@ t_migrate_chunk_rows(void **state)
 	for (i = 0; i < 4; i++)
 		told_migration(c, c->pg ? pg[i] : sq[i]);
 	s = topen(c);   /* migrates: the chunk table */
-	assert_int_equal(s->migrated, c->pg ? 2 : 1);  /* pg: and 009 */
+	assert_int_equal(s->migrated, c->pg ? 3 : 1);  /* pg: and 009, 010 */
 	tcount(c, "SELECT count(*) FROM payload WHERE size IS NULL", 2);
 	assert_int_equal(store_find(s, "old-1", "A", a, &f, &err), 1);
 	assert_int_equal(f->parts[0].size, 2);
@@ -310,8 +329,130 @@ t_migrate_chunk_rows(void **state)
 	tch_msg(&t, "new-1", 0x71, above, above);
 	t.parts[1].len = 3;
 	(void)taccept(s, a, &t, STORE_NEW);
-	tcount(c, "SELECT count(*) FROM payload_chunk", TCH_CHUNKS);
-	tch_expect(s, "new-1", 2, above, TCH_ABOVE, TCH_CHUNKS);
+	tcount(c, "SELECT count(*) FROM payload_chunk", TCH_CHUNKS(c));
+	tch_expect(s, "new-1", 2, above, TCH_ABOVE, 
+	    TCH_PIECES(c, TCH_CHUNK(c)));
+	free(above);
+	store_close(s);
+	arena_free(a);
+}
+
+/* PostgreSQL: the rows of the chunks of message id: one heap page each
+ * (8 KiB pages hold one such tuple only, so pages == rows), content
+ * inline and uncompressed, nothing ever written to the table's TOAST. */
+static void
+tch_pages(const struct tctx *c, const char *id, int64_t rows)
+{
+	tcountf(c, rows, "SELECT count(*) FROM payload_chunk"
+	    " WHERE message_id = '%s'", id);
+	tcount(c, "SELECT count(*) FROM payload_chunk WHERE"
+	    " pg_column_compression(content) IS NOT NULL", 0);
+	tcount(c, "SELECT count(*) - count(DISTINCT (ctid::text::point)[0])"
+	    " FROM payload_chunk", 0);
+	tcount(c, "SELECT pg_relation_size('payload_chunk') / 8192 - count(*)"
+	    " FROM payload_chunk", 0);
+	tcount(c, "SELECT pg_relation_size(reltoastrelid) FROM pg_class"
+	    " WHERE oid = 'payload_chunk'::regclass", 0);
+}
+
+/*
+ * PostgreSQL (010_payload_chunk_plain.sql): chunks of STORE_PG_CHUNK_BYTES
+ * stored PLAIN, one row on one page and none in TOAST; a message with a
+ * MessageId of the longest kind (255 bytes) gets chunks a little shorter
+ * (store_pg_chunk_len) and its rows fit their page too, keys inline.
+ * Both read back byte-identical, one piece per chunk.
+ */
+static void
+t_chunk_pages(void **state)
+{
+	struct tctx *c = *state;
+	unsigned char *above = tch_bytes(TCH_ABOVE, 6);
+	char id[STORE_MESSAGE_ID_MAX + 1];
+	struct arena *a;
+	struct store *s;
+	struct tmsg t;
+	size_t n;
+
+	NEED(c);
+	if (!c->pg)
+		testutil_skip("PostgreSQL's page layout (sqlite: 1 MiB chunks)");
+	a = arena_new(0);
+	s = topen(c);
+	tcount(c, "SELECT count(*) FROM pg_attribute WHERE attrelid ="
+	    " 'payload_chunk'::regclass AND attname = 'content'"
+	    " AND attstorage = 'p'", 1);
+	tch_msg(&t, "pg-1", 0x81, above, above);
+	t.parts[1].len = 3;
+	(void)taccept(s, a, &t, STORE_NEW);
+	tch_pages(c, "pg-1", (int64_t)TCH_CHUNKS(c));
+	tcount(c, "SELECT count(*) FROM payload_chunk WHERE message_id ="
+	    " 'pg-1' AND length(content) <> 8000", 1);   /* the last */
+	tch_expect(s, "pg-1", 2, above, TCH_ABOVE, 
+	    TCH_PIECES(c, TCH_CHUNK(c)));
+	memset(id, 'x', STORE_MESSAGE_ID_MAX);
+	id[STORE_MESSAGE_ID_MAX] = '\0';
+	n = store_pg_chunk_len(TSENDER, id);
+	assert_true(n < STORE_PG_CHUNK_BYTES && n > 7000);
+	tch_msg(&t, id, 0x82, above, above);
+	t.parts[1].len = 3;
+	(void)taccept(s, a, &t, STORE_NEW);
+	tcountf(c, (int64_t)n, "SELECT max(length(content)) FROM"
+	    " payload_chunk WHERE message_id = '%s'", id);
+	tch_pages(c, id, (int64_t)((TCH_ABOVE + n - 1) / n));
+	tch_expect(s, id, 2, above, TCH_ABOVE, TCH_PIECES(c, n));
+	free(above);
+	store_close(s);
+	arena_free(a);
+}
+
+/*
+ * PostgreSQL: a payload stored by an older version, in chunks of 1 MiB
+ * (TOASTed, 009's EXTERNAL storage), is still read back whole and in
+ * order after 010, one 1 MiB piece per chunk; the purge takes them.
+ */
+static void
+t_chunk_old_size(void **state)
+{
+	struct tctx *c = *state;
+	unsigned char *above = tch_bytes(TCH_ABOVE, 7);
+	struct store_purge p = { 0 };
+	struct err err = { 0 };
+	struct arena *a;
+	struct store *s;
+	struct tmsg t;
+	size_t n1, n2;
+
+	NEED(c);
+	if (!c->pg)
+		testutil_skip("PostgreSQL's chunks of older versions");
+	a = arena_new(0);
+	s = topen(c);
+	tch_msg(&t, "old-c", 0x91, above, above);
+	t.parts[1].len = 3;
+	(void)taccept(s, a, &t, STORE_NEW);
+	/* its chunks as the older version wrote them: 1 MiB each, TOAST */
+	tq_exec(c, "ALTER TABLE payload_chunk ALTER COLUMN content SET"
+	    " STORAGE EXTERNAL;"
+	    " CREATE TEMP TABLE whole AS SELECT from_party, message_id,"
+	    " part_no, string_agg(content, ''::bytea ORDER BY chunk_no) AS b"
+	    " FROM payload_chunk GROUP BY 1, 2, 3;"
+	    " DELETE FROM payload_chunk;"
+	    " INSERT INTO payload_chunk SELECT from_party, message_id,"
+	    " part_no, g, substring(b FROM g * 1048576 + 1 FOR 1048576)"
+	    " FROM whole, generate_series(0, (length(b) - 1) / 1048576) g;"
+	    " ALTER TABLE payload_chunk ALTER COLUMN content SET"
+	    " STORAGE PLAIN");
+	tcount(c, "SELECT count(*) FROM payload_chunk WHERE length(content) ="
+	    " 1048576", 8);
+	tcount(c, "SELECT (pg_relation_size(reltoastrelid) > 0)::int FROM pg_class"
+	    " WHERE oid = 'payload_chunk'::regclass", 1);
+	tch_expect(s, "old-c", 2, above, TCH_ABOVE, 9);
+	p.default_cutoff_ms = T0 + 86400000;
+	p.batch = 100;
+	p.undelivered = 1;
+	assert_int_equal(store_purge(s, &p, &n1, &n2, &err), 0);
+	assert_int_equal(n1, 1);
+	tcount(c, "SELECT count(*) FROM payload_chunk", 0);
 	free(above);
 	store_close(s);
 	arena_free(a);
@@ -319,6 +460,7 @@ t_migrate_chunk_rows(void **state)
 
 #define CHUNK_TESTS(ctx) \
 	BT(t_chunk_roundtrip, ctx), BT(t_chunk_gap, ctx), \
-	BT(t_migrate_chunk_rows, ctx), BT(t_chunk_fault, ctx)
+	BT(t_migrate_chunk_rows, ctx), BT(t_chunk_fault, ctx), \
+	BT(t_chunk_pages, ctx), BT(t_chunk_old_size, ctx)
 
 TSTORE_MAIN("store chunk", CHUNK_TESTS, TSTORE_PG_NONE)
