@@ -92,8 +92,16 @@ def read_answer(s):
     return Answer(r.status, dict(r.getheaders()), r.read())
 
 
-def request_lines(gw):
-    return [l for l in gw.log_lines() if l.get('event') == 'request']
+def request_lines(gw, status):
+    """The request log lines with this status; the line is written after the
+    answer went out, so wait for one (up to 10 s) before reading them."""
+    deadline = time.monotonic() + 10
+    while True:
+        lines = [l for l in gw.log_lines()
+                 if l.get('event') == 'request' and l.get('status') == status]
+        if lines or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)
 
 
 # ---- accepted through the spool, stored byte-identical -----------------------
@@ -126,7 +134,7 @@ def test_signed_multi_mib_attachment_spooled(gateway_factory, tmp_path, pki):
     assert delivered_sha256(gw, tmp_path) == [hashlib.sha256(data).hexdigest()]
     assert metric(gw, 'as4gw_spooled_requests_total') >= 1
     assert metric(gw, 'as4gw_spooled_bytes_total') >= len(body)
-    line = [l for l in request_lines(gw) if l.get('status') == 200][-1]
+    line = request_lines(gw, 200)[-1]
     assert line['bytes_in'] == len(body), line
     no_spool_left(gw, spool)
 
@@ -261,7 +269,7 @@ def test_enospc_mid_body_chunked_is_503(gateway_factory, tmp_path, small_spool):
     nothing_stored(gw)
     no_spool_left(gw, spool)
     assert used_blocks(spool) == before
-    line = [l for l in request_lines(gw) if l.get('status') == 503][-1]
+    line = request_lines(gw, 503)[-1]
     assert line['bytes_in'] == len(body), line
     assert 'no space' in line.get('error', ''), line
     assert_still_serves(gw)
@@ -349,7 +357,7 @@ def test_leg_body_cap_is_413(gateway_factory):
     ans = gw.post(*user_message(new_id(), payload=b'<a>' + b'x' * (80 << 10) + b'</a>'))
     assert ans.status == 413, ans
     nothing_stored(gw)
-    line = [l for l in request_lines(gw) if l.get('status') == 413][-1]
+    line = request_lines(gw, 413)[-1]
     assert line['pmode'] == 'dev-sample' and 'P-Mode' in line['error'], line
     mid = new_id()
     ans = gw.post(*user_message(mid, payload=b'<a>' + b'x' * (32 << 10) + b'</a>'))
