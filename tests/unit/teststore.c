@@ -132,6 +132,10 @@ tstore_teardown(void **state)
 
 /* ---- inspection through the backend library ------------------------- */
 
+/* How long an inspecting SQLite connection waits for a store that is
+ * writing at the same time (the deliver and retention threads). */
+#define TSTORE_BUSY_MS 10000
+
 /* One row, one column of sql as bytes (malloc'd; NULL for SQL NULL). */
 unsigned char *
 tq_value(const struct tctx *c, const char *sql, size_t *ret_len)
@@ -159,6 +163,7 @@ tq_value(const struct tctx *c, const char *sql, size_t *ret_len)
 		sqlite3_stmt *st = NULL;
 
 		assert_int_equal(sqlite3_open(c->path, &db), SQLITE_OK);
+		(void)sqlite3_busy_timeout(db, TSTORE_BUSY_MS);
 		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
 		    sqlite3_step(st) != SQLITE_ROW)
 			fail_msg("%s: %s", sql, sqlite3_errmsg(db));
@@ -217,6 +222,7 @@ tq_exec(const struct tctx *c, const char *sql)
 		sqlite3 *db = NULL;
 
 		assert_int_equal(sqlite3_open(c->path, &db), SQLITE_OK);
+		(void)sqlite3_busy_timeout(db, TSTORE_BUSY_MS);
 		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
 			fail_msg("%s: %s", sql, sqlite3_errmsg(db));
 		sqlite3_close(db);
