@@ -124,8 +124,8 @@ tdisk_full(const struct tctx *c, int on)
 		    "BEFORE UPDATE ON delivery FOR EACH ROW EXECUTE FUNCTION "
 		    "tfull()");
 	else if (on)
-		tq_exec(c, "CREATE TRIGGER tfull BEFORE UPDATE ON delivery WHEN "
-		    "NEW.state = 'done' BEGIN SELECT RAISE(ABORT, "
+		tq_exec(c, "CREATE TRIGGER tfull BEFORE UPDATE ON delivery "
+		    "WHEN NEW.state = 'done' BEGIN SELECT RAISE(ABORT, "
 		    "'database or disk is full'); END");
 	else
 		tq_exec(c, c->pg ? "DROP TRIGGER tfull ON delivery; DROP "

@@ -476,7 +476,8 @@ t_thread_recovers(void **state)
 	assert_int_equal(retention_start(&t.c, &t.sched, &th, &err), 0);
 	assert_true(tlog_wait("purge failed after 0 rows in 0 batches", 5000));
 	s = topen(c);
-	tput_state(c, s, "late-old", NULL, clock_epoch_ms() - 40 * DAY_MS, "done");
+	tput_state(c, s, "late-old", NULL, clock_epoch_ms() - 40 * DAY_MS,
+	    "done");
 	assert_true(tlog_wait("purge: purged 1, kept 0 undelivered", 5000));
 	ttotals(c, 0);
 	retention_stop(th);

@@ -40,7 +40,7 @@ struct tctx {
 	char base_dsn[1024];    /* pg: AS4GW_TEST_PG_DSN */
 	char schema[64];        /* pg: the per-test schema */
 	char app[64];           /* pg: application_name of store connections */
-	char out[64];           /* a directory of the test's own (testdeliver) */
+	char out[64];           /* testdeliver: the delivery directory */
 };
 
 /* The two backends under test: a test's prestate. */
