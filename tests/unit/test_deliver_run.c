@@ -58,29 +58,45 @@ struct tfollow {
 	int64_t ms;          /* accept to done */
 };
 
-/* The pushing thread: accept, wait until delivered, set the stop flag. */
-static void *
-tfollow_main(void *arg)
+/* Wait (10 s at most) until one delivery row is done. */
+static void
+tfollow_wait_done(const struct tfollow *f)
 {
-	struct tfollow *f = arg;
-	struct timespec ts = { 0, 300000000 }, poll = { 0, 20000000 };
-	struct store *s = topen(f->c);
-	int64_t t0;
+	struct timespec poll = { 0, 20000000 };
 	int i;
 
-	(void)nanosleep(&ts, NULL);
-	t0 = clock_mono_ms();
-	tdeliver_accept(s, "late@as4gw.test");
 	for (i = 0; i < 500; i++) {
 		if (tq_int(f->c, "SELECT count(*) FROM delivery WHERE "
 		    "state = 'done'") == 1)
 			break;
 		(void)nanosleep(&poll, NULL);
 	}
-	f->ms = clock_mono_ms() - t0;
+}
+
+/* Set the stop flag of the deliverer that follows. */
+static void
+tfollow_stop(struct tfollow *f)
+{
 	atomic_store(&f->stop, 1);
 	if (f->c->pg) /* wake the deliverer's store_wait() to see the flag */
 		tq_exec(f->c, "NOTIFY as4gw_inbox");
+}
+
+/* The pushing thread: accept, wait until delivered, set the stop flag. */
+static void *
+tfollow_main(void *arg)
+{
+	struct tfollow *f = arg;
+	struct timespec ts = { 0, 300000000 };
+	struct store *s = topen(f->c);
+	int64_t t0;
+
+	(void)nanosleep(&ts, NULL);
+	t0 = clock_mono_ms();
+	tdeliver_accept(s, "late@as4gw.test");
+	tfollow_wait_done(f);
+	f->ms = clock_mono_ms() - t0;
+	tfollow_stop(f);
 	store_close(s);
 	return NULL;
 }
@@ -159,20 +175,12 @@ static void *
 tfull_main(void *arg)
 {
 	struct tfollow *f = arg;
-	struct timespec ts = { 0, 700000000 }, poll = { 0, 20000000 };
-	int i;
+	struct timespec ts = { 0, 700000000 };
 
 	(void)nanosleep(&ts, NULL);
 	tdisk_full(f->c, 0);
-	for (i = 0; i < 500; i++) {
-		if (tq_int(f->c, "SELECT count(*) FROM delivery WHERE "
-		    "state = 'done'") == 1)
-			break;
-		(void)nanosleep(&poll, NULL);
-	}
-	atomic_store(&f->stop, 1);
-	if (f->c->pg)
-		tq_exec(f->c, "NOTIFY as4gw_inbox");
+	tfollow_wait_done(f);
+	tfollow_stop(f);
 	return NULL;
 }
 
