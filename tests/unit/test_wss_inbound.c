@@ -2,8 +2,9 @@
  * Unit tests for wss_inbound.c, signed UserMessages built here with xmlsec
  * templates (testinbound.h: development PKI from certs/gen-dev-pki.sh in a
  * temporary directory, two SwA attachments): the eDelivery shape and the
- * variants that must still verify, and the NEGATIVE-CASES items 29-46 and
- * 51 built by signing differently, each checked for its exact ebMS code.
+ * variants that must still verify, and the NEGATIVE-CASES items 29, 30,
+ * 36-38, 41-46 and 51 built by signing differently, each checked for its
+ * exact ebMS code.
  * Messages edited after signing: test_wss_inbound_tamper.c; recorded
  * traffic: test_wss_inbound_corpus.c.
  */

@@ -1,13 +1,13 @@
 /*
  * Unit tests for wss_inbound.c, messages edited after signing as an
- * attacker would (testinbound.h): the NEGATIVE-CASES items 28-40, 45, 46
- * and 50 that an edit of the serialised message shows (a table, then the
- * edits that need more than one replacement: no Security header, wrapping,
- * a second signature, too many references, a flipped attachment byte), and
- * the issue 10 refusals (an Id reference that is not an NCName, unsigned
- * AES-CBC, a forged SignatureValue checked before any reference, XML
- * attachments parsed under the request's limits); each checked for its
- * exact ebMS code.
+ * attacker would (testinbound.h): the NEGATIVE-CASES items 28, 31-37, 39,
+ * 40, 45, 46 and 50 that an edit of the serialised message shows (a
+ * table, then the edits that need more than one replacement: no Security
+ * header, wrapping, a second signature, too many references, a flipped
+ * attachment byte), and the issue 10 refusals (an Id reference that is not
+ * an NCName, unsigned AES-CBC, a forged SignatureValue checked before any
+ * reference, XML attachments parsed under the request's limits); each
+ * checked for its exact ebMS code.
  */
 #include <stdarg.h>
 #include <stddef.h>
