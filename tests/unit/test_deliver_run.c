@@ -101,28 +101,39 @@ tfollow_main(void *arg)
 	return NULL;
 }
 
+/* deliver_run with o and --follow on s while thread runs beside it on f
+ * (it sets the stop flag); it must succeed and deliver one message. */
+static struct deliver_counts
+tfollow_run(struct store *s, struct deliver_opts *o, struct tfollow *f,
+    void *(*thread)(void *))
+{
+	struct deliver_counts n = { 0 };
+	struct err err = { 0 };
+	pthread_t th;
+
+	atomic_init(&f->stop, 0);
+	o->follow = 1;
+	assert_int_equal(pthread_create(&th, NULL, thread, f), 0);
+	assert_int_equal(deliver_run(s, o, &f->stop, &n, &err), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(n.delivered, 1);
+	return n;
+}
+
 /* follow: an idle deliverer wakes for a new message (NOTIFY on pg) and
  * stops when asked. */
 static void
 t_run_follow(void **state)
 {
 	struct tctx *c = *state;
-	struct deliver_counts n = { 0 };
 	struct tfollow f = { .c = c };
 	struct deliver_opts o;
 	struct store *s;
-	struct err err = { 0 };
-	pthread_t th;
 
 	NEED(c);
 	s = topen(c);
-	atomic_init(&f.stop, 0);
 	o = tdir_opts(c);
-	o.follow = 1;
-	assert_int_equal(pthread_create(&th, NULL, tfollow_main, &f), 0);
-	assert_int_equal(deliver_run(s, &o, &f.stop, &n, &err), 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	assert_int_equal(n.delivered, 1);
+	(void)tfollow_run(s, &o, &f, tfollow_main);
 	if (f.ms > 3000)
 		fail_msg("new message delivered after %lld ms", (long long)f.ms);
 	store_close(s);
@@ -193,28 +204,19 @@ static void
 t_release_retried(void **state)
 {
 	struct tctx *c = *state;
-	struct deliver_counts n = { 0 };
 	struct tfollow f = { .c = c };
 	struct toutages out = { 0 };
 	struct deliver_opts o;
 	struct store *s;
-	struct err err = { 0 };
-	pthread_t th;
 
 	NEED(c);
 	s = topen(c);
 	tdeliver_accept(s, "full@as4gw.test");
 	tdisk_full(c, 1);
-	atomic_init(&f.stop, 0);
 	o = tdir_opts(c);
-	o.follow = 1;
 	o.outage = toutage;
 	o.report_arg = &out;
-	assert_int_equal(pthread_create(&th, NULL, tfull_main, &f), 0);
-	assert_int_equal(deliver_run(s, &o, &f.stop, &n, &err), 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	assert_int_equal(n.delivered, 1);
-	assert_int_equal(n.failed, 0);
+	assert_int_equal(tfollow_run(s, &o, &f, tfull_main).failed, 0);
 	assert_int_equal(out.down, 1);
 	assert_int_equal(out.up, 1);
 	assert_string_equal(out.what, "release");
