@@ -73,7 +73,7 @@ const unsigned char part2[12] = { 0x1f, 0x8b, 0x08, 0x00, 0xff, 0x00,
 	0x41, 0x42, 0x0a, 0x0d, 0x00, 0x80 };
 
 /* Fresh copies of the two attachments (wss_inbound may rewrite them). */
-static void
+void
 parts_init(struct wss_part p[2])
 {
 	memset(p, 0, 2 * sizeof(*p));

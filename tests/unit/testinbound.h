@@ -48,9 +48,12 @@ struct spec {
 	int keyvalue;         /* KeyInfo: KeyValue instead of a BST reference */
 };
 
-/* The two attachments of every test message (p1@test, p2@test). */
+/* The two attachments of every test message (p1@test, p2@test; the
+ * EdDSA inbound tests send them too). */
 extern const char part1[];
 extern const unsigned char part2[12];
+/* Fresh copies of the two attachments (wss_inbound may rewrite them). */
+void parts_init(struct wss_part p[2]);
 
 /* Group setup / teardown: the libraries, the PKI, the keys and the
  * trusts; freed and removed afterwards. */
