@@ -1,6 +1,6 @@
 /*
  * teststore — the two-backend store fixture of the test_store_*.c programs
- * (STYLE.md 18): SQLite in a temp directory under /tmp and, when
+ * and of the deliver and retention tests (STYLE.md 18): SQLite in a temp directory under /tmp and, when
  * AS4GW_TEST_PG_DSN is set, PostgreSQL (each test in its own schema, dropped
  * afterwards); rows inspected with sqlite3 / libpq directly, never through
  * the store API; test messages, queue and wait helpers, racing connections,

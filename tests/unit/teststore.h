@@ -1,9 +1,10 @@
 /*
  * teststore — the two-backend store fixture shared by the test_store_*.c
- * programs (STYLE.md 18): every test runs against SQLite and, when
- * AS4GW_TEST_PG_DSN is set, PostgreSQL; rows are inspected with sqlite3 /
- * libpq directly, never through the store API.  Helpers fail the running
- * cmocka test on error.
+ * programs and the tests of the store's users, deliver and retention
+ * (testdeliver.h and testwriter.h build on it; STYLE.md 18): every test
+ * runs against SQLite and, when AS4GW_TEST_PG_DSN is set, PostgreSQL; rows
+ * are inspected with sqlite3 / libpq directly, never through the store
+ * API.  Helpers fail the running cmocka test on error.
  */
 #ifndef AS4GW_TESTSTORE_H
 #define AS4GW_TESTSTORE_H
