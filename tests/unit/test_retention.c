@@ -3,8 +3,9 @@
  * undelivered rows kept or purged, bounded batches, the stop flag, store
  * errors, metrics, and the background thread of `serve` — against SQLite
  * (a temp directory) and, when AS4GW_TEST_PG_DSN is set, PostgreSQL (each
- * test in its own schema).  Rows go in through store_accept(); they are
- * inspected and marked delivered with sqlite3 / libpq directly.
+ * test in its own schema; teststore.h).  Rows go in through
+ * store_accept(); they are inspected and marked delivered with sqlite3 /
+ * libpq directly.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,184 +21,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libpq-fe.h>
-#include <sqlite3.h>
-
+#include "teststore.h"
 #include "testutil.h"
 #include "metrics/metrics.h"
 #include "retention/retention.h"
 #include "util/clock.h"
-#include "util/codec.h"
 #include "util/log.h"
 
 #define DAY_MS INT64_C(86400000)
 #define HOUR_MS INT64_C(3600000)
 #define NOW_MS INT64_C(1780000000000) /* 2026-05-28T20:26:40Z */
-
-/* One backend under test. */
-struct tctx {
-	int pg;
-	int skip;               /* pg requested but AS4GW_TEST_PG_DSN unset */
-	char dsn[2048];
-	char path[256];         /* sqlite: the database file */
-	char dir[64];           /* sqlite: its temp directory */
-	char base_dsn[1024];    /* pg: AS4GW_TEST_PG_DSN */
-	char schema[64];
-};
-
-static struct tctx ctx_sqlite = { .pg = 0 };
-static struct tctx ctx_pg = { .pg = 1 };
-
-/* ---- backends --------------------------------------------------------- */
-
-/* The test's own connection to the schema under test (pg), opened on first
- * use and closed by teardown: one per query would dominate the run time. */
-static PGconn *tpg;
-
-/* tpg, connected to dsn. */
-static PGconn *
-tpg_conn(const char *dsn)
-{
-	if (tpg == NULL) {
-		tpg = PQconnectdb(dsn);
-		if (PQstatus(tpg) != CONNECTION_OK)
-			fail_msg("%s", PQerrorMessage(tpg));
-	}
-	return tpg;
-}
-
-/* Keep NOTICEs out of the test output. */
-static void
-pg_quiet(void *arg, const char *message)
-{
-	(void)arg;
-	(void)message;
-}
-
-/* Run sql over a fresh connection to dsn (pg only). */
-static void
-pg_exec(const char *dsn, const char *sql)
-{
-	PGconn *conn = PQconnectdb(dsn);
-	PGresult *res;
-
-	assert_int_equal(PQstatus(conn), CONNECTION_OK);
-	(void)PQsetNoticeProcessor(conn, pg_quiet, NULL);
-	res = PQexec(conn, sql);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK &&
-	    PQresultStatus(res) != PGRES_TUPLES_OK)
-		fail_msg("%s: %s", sql, PQerrorMessage(conn));
-	PQclear(res);
-	PQfinish(conn);
-}
-
-/* A fresh database: a sqlite file in a temp dir, or a pg schema. */
-static int
-setup(void **state)
-{
-	static int serial;
-	struct tctx *c = *state;
-	const char *env = getenv("AS4GW_TEST_PG_DSN");
-	char sql[128];
-
-	if (!c->pg) {
-		(void)snprintf(c->dir, sizeof(c->dir), "/tmp/as4gw-ret-XXXXXX");
-		if (mkdtemp(c->dir) == NULL)
-			return -1;
-		(void)snprintf(c->path, sizeof(c->path), "%s/inbox.db", c->dir);
-		(void)snprintf(c->dsn, sizeof(c->dsn), "sqlite:%s", c->path);
-		return 0;
-	}
-	c->skip = env == NULL || *env == '\0';
-	if (c->skip)
-		return 0;
-	(void)snprintf(c->base_dsn, sizeof(c->base_dsn), "%s", env);
-	(void)snprintf(c->schema, sizeof(c->schema), "as4gw_rtest_%ld_%d",
-	    (long)getpid(), ++serial);
-	(void)snprintf(c->dsn, sizeof(c->dsn),
-	    "%s%coptions=-csearch_path%%3D%s", env,
-	    strchr(env, '?') != NULL ? '&' : '?', c->schema);
-	(void)snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", c->schema);
-	pg_exec(c->base_dsn, sql);
-	return 0;
-}
-
-/* Drop the schema / remove the files. */
-static int
-teardown(void **state)
-{
-	struct tctx *c = *state;
-	char p[300];
-
-	PQfinish(tpg);
-	tpg = NULL;
-	if (c->pg && !c->skip) {
-		(void)snprintf(p, sizeof(p), "DROP SCHEMA %s CASCADE", c->schema);
-		pg_exec(c->base_dsn, p);
-	} else if (!c->pg) {
-		(void)unlink(c->path);
-		(void)snprintf(p, sizeof(p), "%s-wal", c->path);
-		(void)unlink(p);
-		(void)snprintf(p, sizeof(p), "%s-shm", c->path);
-		(void)unlink(p);
-		(void)rmdir(c->dir);
-	}
-	return 0;
-}
-
-#define NEED(c) do { \
-	if ((c)->skip) \
-		testutil_skip("AS4GW_TEST_PG_DSN not set: postgresql retention test"); \
-} while (0)
-
-/* Run sql on the store's database directly; with want_int, the integer
- * of its one row (cast to text so both backends answer alike). */
-static int64_t
-tsql(const struct tctx *c, const char *sql, int want_int)
-{
-	char text[64] = "0";
-
-	if (c->pg) {
-		PGconn *conn = tpg_conn(c->dsn);
-		PGresult *res = PQexec(conn, sql);
-
-		if ((PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) &&
-		    (want_int || PQresultStatus(res) != PGRES_COMMAND_OK))
-			fail_msg("%s: %s", sql, PQerrorMessage(conn));
-		if (want_int)
-			(void)snprintf(text, sizeof(text), "%s", PQgetvalue(res, 0, 0));
-		PQclear(res);
-	} else {
-		sqlite3 *db = NULL;
-		sqlite3_stmt *st = NULL;
-		int rc;
-
-		assert_int_equal(sqlite3_open(c->path, &db), SQLITE_OK);
-		(void)sqlite3_busy_timeout(db, 10000);
-		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-			fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-		rc = sqlite3_step(st);
-		if (want_int ? rc != SQLITE_ROW : rc != SQLITE_DONE)
-			fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-		if (want_int)
-			(void)snprintf(text, sizeof(text), "%s",
-			    (const char *)sqlite3_column_text(st, 0));
-		sqlite3_finalize(st);
-		sqlite3_close(db);
-	}
-	return strtoll(text, NULL, 10);
-}
-
-/* Assert that the integer sql yields is want. */
-static void
-tcount(const struct tctx *c, const char *sql, int64_t want)
-{
-	int64_t got = tsql(c, sql, 1);
-
-	if (got != want)
-		fail_msg("%s: got %lld, want %lld", sql, (long long)got,
-		    (long long)want);
-}
 
 /* Rows in inbox, payload and delivery. */
 static void
@@ -216,62 +49,24 @@ tpresent(const struct tctx *c, const char *id)
 
 	(void)snprintf(q, sizeof(q), "SELECT count(*) FROM inbox WHERE "
 	    "message_id = '%s'", id);
-	return (int)tsql(c, q, 1);
-}
-
-/* Open and migrate. */
-static struct store *
-topen(const struct tctx *c)
-{
-	struct store *s = NULL;
-	struct err err = { 0 };
-
-	if (store_open(c->dsn, &s, &err) != 0)
-		fail_msg("store_open: %s", err.msg);
-	if (store_migrate(s, &err) != 0)
-		fail_msg("store_migrate: %s", err.msg);
-	return s;
+	return (int)tq_int(c, q);
 }
 
 /* Accept id (leg pmode, may be NULL) received at ms, with delivery state
- * state ("ready", "claimed" or "done"). */
+ * state ("ready", "claimed" or "done"): teststore's two-part message. */
 static void
-taccept(const struct tctx *c, struct store *s, const char *id,
+tput_state(const struct tctx *c, struct store *s, const char *id,
     const char *pmode, int64_t ms, const char *state)
 {
-	struct store_part parts[2] = {
-		{ 0, "p0@t", "application/xml", NULL, (const unsigned char *)"<a/>", 4 },
-		{ 1, "p1@t", "text/plain", "{}", (const unsigned char *)"x", 1 },
-	};
-	struct store_message m;
-	struct store_result r;
 	struct arena *a = arena_new(0);
-	struct err err = { 0 };
 	char q[512];
 
-	memset(&m, 0, sizeof(m));
-	m.message_id = id;
-	m.from_party = "sender";
-	m.to_party = "receiver";
-	m.service = "urn:example:service";
-	m.action = "Deliver";
-	m.conversation_id = "conv";
-	m.pmode_id = pmode;
-	m.partition_key = "2026-01";
-	(void)codec_sha256(id, strlen(id), m.content_hash);
-	m.receipt = (const unsigned char *)"receipt";
-	m.receipt_len = 7;
-	m.received_at_ms = ms;
-	m.parts = parts;
-	m.n_parts = 2;
-	if (store_accept(s, &m, a, &r, &err) != 0)
-		fail_msg("store_accept: %s", err.msg);
-	assert_int_equal(r.outcome, STORE_NEW);
+	tput(s, a, id, ms - T0, pmode);
 	arena_free(a);
 	if (strcmp(state, "ready") != 0) {
 		(void)snprintf(q, sizeof(q), "UPDATE delivery SET state = '%s' "
 		    "WHERE message_id = '%s'", state, id);
-		(void)tsql(c, q, 0);
+		tq_exec(c, q);
 	}
 }
 
@@ -351,7 +146,7 @@ tcutoff_insert(const struct tctx *c, struct store *s)
 	size_t i;
 
 	for (i = 0; i < N_CUTOFF_ROWS; i++)
-		taccept(c, s, tcutoff_rows[i].id, tcutoff_rows[i].pmode,
+		tput_state(c, s, tcutoff_rows[i].id, tcutoff_rows[i].pmode,
 		    NOW_MS - tcutoff_rows[i].age_ms, tcutoff_rows[i].state);
 }
 
@@ -441,11 +236,11 @@ t_purge_batches(void **state)
 	NEED(c);
 	s = topen(c);
 	tconf_init(&t, c);
-	taccept(c, s, "young", "dflt", NOW_MS - DAY_MS, "done");
+	tput_state(c, s, "young", "dflt", NOW_MS - DAY_MS, "done");
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		for (k = 0; k < cases[i].rows; k++) {
 			(void)snprintf(id, sizeof(id), "b%zu-%zu", i, k);
-			taccept(c, s, id, k % 2 ? "short" : NULL,
+			tput_state(c, s, id, k % 2 ? "short" : NULL,
 			    NOW_MS - 40 * DAY_MS - (int64_t)k, "done");
 		}
 		t.c.purge_batch = cases[i].batch;
@@ -492,7 +287,7 @@ t_purge_stop(void **state)
 	t.c.purge_batch = 1;
 	for (k = 0; k < 20; k++) {
 		(void)snprintf(id, sizeof(id), "s-%zu", k);
-		taccept(c, s, id, "dflt", NOW_MS - 40 * DAY_MS, "done");
+		tput_state(c, s, id, "dflt", NOW_MS - 40 * DAY_MS, "done");
 	}
 	atomic_init(&stop, 1);
 	assert_int_equal(retention_purge(s, &t.c, NOW_MS, 0, &stop, &n, &err), 0);
@@ -602,9 +397,9 @@ t_thread_runs(void **state)
 	s = topen(c);
 	tconf_init(&t, c);
 	t.c.purge_interval_s = 1;
-	taccept(c, s, "old-1", "short", now - 20 * DAY_MS, "done");
-	taccept(c, s, "old-2", NULL, now - 40 * DAY_MS, "done");
-	taccept(c, s, "young", NULL, now - DAY_MS, "done");
+	tput_state(c, s, "old-1", "short", now - 20 * DAY_MS, "done");
+	tput_state(c, s, "old-2", NULL, now - 40 * DAY_MS, "done");
+	tput_state(c, s, "young", NULL, now - DAY_MS, "done");
 	tlog_open();
 	assert_int_equal(retention_start(&t.c, &t.sched, &th, &err), 0);
 	assert_non_null(th);
@@ -681,7 +476,8 @@ t_thread_recovers(void **state)
 	assert_int_equal(retention_start(&t.c, &t.sched, &th, &err), 0);
 	assert_true(tlog_wait("purge failed after 0 rows in 0 batches", 5000));
 	s = topen(c);
-	taccept(c, s, "late-old", NULL, clock_epoch_ms() - 40 * DAY_MS, "done");
+	tput_state(c, s, "late-old", NULL, clock_epoch_ms() - 40 * DAY_MS,
+	    "done");
 	assert_true(tlog_wait("purge: purged 1, kept 0 undelivered", 5000));
 	ttotals(c, 0);
 	retention_stop(th);
@@ -707,7 +503,7 @@ t_thread_schedule_survives_restarts(void **state)
 	s = topen(c);
 	tconf_init(&t, c);
 	t.c.purge_interval_s = 2;
-	taccept(c, s, "old-1", NULL, clock_epoch_ms() - 40 * DAY_MS, "done");
+	tput_state(c, s, "old-1", NULL, clock_epoch_ms() - 40 * DAY_MS, "done");
 	tlog_open();
 	for (i = 0; i < 10 && tlog_count("purge: purged 1,") == 0; i++) {
 		assert_int_equal(retention_start(&t.c, &t.sched, &th, &err), 0);
@@ -749,8 +545,6 @@ t_thread_start_stop(void **state)
 	assert_int_equal(err.kind, ERR_NONE);
 }
 
-#define BT(f, ctx) cmocka_unit_test_prestate_setup_teardown(f, setup, \
-	teardown, ctx)
 #define BACKEND_TESTS(ctx) \
 	BT(t_purge_cutoffs, ctx), BT(t_purge_undelivered, ctx), \
 	BT(t_purge_batches, ctx), BT(t_purge_stop, ctx), \

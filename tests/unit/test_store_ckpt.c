@@ -2,8 +2,9 @@
  * Unit tests for src/store/store_sqlite_ckpt.c: the WAL of a SQLite store is
  * checkpointed by a thread of its own after a commit leaves it long, and a
  * WAL grown by a large transaction is truncated back to journal_size_limit.
- * Each test gets a fresh database file in a temp directory.  No assertion
- * depends on timing: a test waits for the checkpoint thread's run counter
+ * Each test gets a fresh migrated database file in a temp directory
+ * (testwriter.h, shared with the writer tests).  No assertion depends on
+ * timing: a test waits for the checkpoint thread's run counter
  * to move (and fails only if it never does within a minute).
  */
 #include <stdarg.h>
@@ -21,64 +22,13 @@
 
 #include <sqlite3.h>
 
-#include "store/store.h"
-#include "store/store_sqlite_int.h"
+#include "testwriter.h"
 
-#define RECEIVED_MS INT64_C(1767323045678)
 #define MIB ((size_t)1 << 20)
 
-/* The database of one test. */
-struct cctx {
-	char dir[64];
-	char path[256];
-	char dsn[300];
-};
-
-/* A fresh temp directory and a migrated database in it. */
-static int
-setup(void **state)
-{
-	struct cctx *c = calloc(1, sizeof(*c));
-	struct store *s = NULL;
-	struct err err = { 0 };
-
-	if (c == NULL)
-		return -1;
-	(void)snprintf(c->dir, sizeof(c->dir), "/tmp/as4gw-ckpt-XXXXXX");
-	if (mkdtemp(c->dir) == NULL)
-		return -1;
-	(void)snprintf(c->path, sizeof(c->path), "%s/inbox.db", c->dir);
-	(void)snprintf(c->dsn, sizeof(c->dsn), "sqlite:%s", c->path);
-	if (store_open(c->dsn, &s, &err) == -1 || store_migrate(s, &err) == -1)
-		return -1;
-	store_close(s);
-	*state = c;
-	return 0;
-}
-
-/* Remove the database files and the directory. */
-static int
-teardown(void **state)
-{
-	struct cctx *c = *state;
-	const char *sfx[] = { "", "-wal", "-shm" };
-	char p[300];
-	size_t i;
-
-	for (i = 0; i < 3; i++) {
-		(void)snprintf(p, sizeof(p), "%s%s", c->path, sfx[i]);
-		(void)unlink(p);
-	}
-	(void)rmdir(c->dir);
-	free(c);
-	return 0;
-}
-
-/* A message "ck-<k>" with one part of len bytes (seeded pattern). */
+/* A message "w-<k>" with one part of len bytes (seeded pattern). */
 struct cmsg {
-	struct store_message m;
-	struct store_part part;
-	char id[64];
+	struct wmsg w;
 	unsigned char *data;
 };
 
@@ -87,35 +37,14 @@ cmsg_init(struct cmsg *t, int k, size_t len)
 {
 	size_t i;
 
-	memset(t, 0, sizeof(*t));
-	(void)snprintf(t->id, sizeof(t->id), "ck-%d@as4gw.test", k);
-	t->m.message_id = t->id;
-	t->m.from_party = "urn:from";
-	t->m.to_party = "urn:to";
-	t->m.service = "svc";
-	t->m.action = "act";
-	t->m.conversation_id = "conv";
-	t->m.pmode_id = "leg";
-	t->m.partition_key = "2026-01";
-	t->m.received_at_ms = RECEIVED_MS;
-	memset(t->m.content_hash, 0x40, STORE_HASH_LEN);
-	memcpy(t->m.content_hash, &k, sizeof(k));
-	memcpy(t->m.content_hash_v1, t->m.content_hash, STORE_HASH_LEN);
-	t->m.field_hashes = t->m.content_hash;
-	t->m.field_hashes_len = STORE_HASH_LEN;
-	t->m.receipt = (const unsigned char *)"receipt";
-	t->m.receipt_len = 7;
+	wmsg_init(&t->w, k, 0, "receipt");
 	t->data = malloc(len > 0 ? len : 1);
 	assert_non_null(t->data);
 	for (i = 0; i < len; i++)
 		t->data[i] = (unsigned char)(i * 131 + (size_t)k);
-	t->part.part_no = 0;
-	t->part.content_id = "cid:a";
-	t->part.mime_type = "application/octet-stream";
-	t->part.data = t->data;
-	t->part.len = len;
-	t->m.parts = &t->part;
-	t->m.n_parts = 1;
+	t->w.parts[0].data = t->data;
+	t->w.parts[0].len = len;
+	t->w.m.n_parts = 1;
 }
 
 /* Accept t as NEW on s. */
@@ -126,7 +55,7 @@ caccept(struct store *s, struct cmsg *t)
 	struct store_result r;
 	struct err err = { 0 };
 
-	assert_int_equal(store_accept(s, &t->m, a, &r, &err), 0);
+	assert_int_equal(store_accept(s, &t->w.m, a, &r, &err), 0);
 	assert_int_equal(r.outcome, STORE_NEW);
 	arena_free(a);
 }
@@ -151,7 +80,7 @@ cwait_runs(struct store *s, uint64_t n)
 /* One integer from sql on the database FILE alone (immutable: the WAL is
  * not read), i.e. what a checkpoint has copied there. */
 static int64_t
-cfile_int(const struct cctx *c, const char *sql)
+cfile_int(const struct tctx *c, const char *sql)
 {
 	char uri[400];
 	sqlite3 *db = NULL;
@@ -180,7 +109,7 @@ cfile_int(const struct cctx *c, const char *sql)
 static void
 t_ckpt_copies_into_file(void **state)
 {
-	const struct cctx *c = *state;
+	const struct tctx *c = *state;
 	struct store *s = NULL;
 	struct err err = { 0 };
 	struct cmsg m;
@@ -205,7 +134,7 @@ t_ckpt_copies_into_file(void **state)
 static void
 t_ckpt_small_commit_waits(void **state)
 {
-	const struct cctx *c = *state;
+	const struct tctx *c = *state;
 	struct store *s = NULL;
 	struct err err = { 0 };
 	struct cmsg m;
@@ -230,7 +159,7 @@ t_ckpt_small_commit_waits(void **state)
 static void
 t_ckpt_wal_truncated(void **state)
 {
-	const struct cctx *c = *state;
+	const struct tctx *c = *state;
 	struct store *s = NULL;
 	struct err err = { 0 };
 	struct cmsg big, small;
@@ -261,13 +190,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(t_ckpt_copies_into_file,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(t_ckpt_small_commit_waits,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(t_ckpt_wal_truncated,
-		    setup, teardown),
+		WT(t_ckpt_copies_into_file),
+		WT(t_ckpt_small_commit_waits),
+		WT(t_ckpt_wal_truncated),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests_name("store ckpt", tests, NULL, NULL);
 }

@@ -4,7 +4,8 @@
  * attachments under the eDelivery AS4 2.0 profiles, the same under the 1.x
  * default, an RSA signature on a 2.0 leg (downgrade), the key references
  * (SKI, IssuerSerial, BinarySecurityToken, PKIPath) and a tampered
- * attachment.  The identities: testeddsa.h.
+ * attachment.  The identities: testeddsa.h; the two attachments:
+ * testinbound.h.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "testeddsa.h"
+#include "testinbound.h"
 #include "testutil.h"
 
 /* A UserMessage with two attachments (as test_wss_inbound.c sends). */
@@ -26,25 +28,6 @@ static const char user_message[] =
     "<eb:PartInfo href=\"cid:p2@test\"/></eb:PayloadInfo>"
     "</eb:UserMessage></eb:Messaging></env:Header>"
     "<env:Body/></env:Envelope>";
-
-static const char part1[] = "<x:Doc xmlns:x=\"urn:x\">one</x:Doc>";
-static const unsigned char part2[] = { 0x1f, 0x8b, 0x08, 0x00, 0xff, 0x00,
-	0x41, 0x42, 0x0a, 0x0d, 0x00, 0x80 };
-
-/* Fresh copies of the two attachments. */
-static void
-parts_init(struct wss_part p[2])
-{
-	memset(p, 0, 2 * sizeof(*p));
-	p[0].content_id = "p1@test";
-	p[0].content_type = "application/xml";
-	p[0].data = (const unsigned char *)part1;
-	p[0].len = strlen(part1);
-	p[1].content_id = "p2@test";
-	p[1].content_type = "application/octet-stream";
-	p[1].data = part2;
-	p[1].len = sizeof(part2);
-}
 
 /* ---- wss_inbound ------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /*
  * teststore — the two-backend store fixture of the test_store_*.c programs
- * (STYLE.md 18): SQLite in a temp directory under /tmp and, when
+ * and of the deliver and retention tests (STYLE.md 18): SQLite in a temp directory under /tmp and, when
  * AS4GW_TEST_PG_DSN is set, PostgreSQL (each test in its own schema, dropped
  * afterwards); rows inspected with sqlite3 / libpq directly, never through
  * the store API; test messages, queue and wait helpers, racing connections,
@@ -61,6 +61,66 @@ pg_admin(const struct tctx *c, const char *sql)
 	PQfinish(conn);
 }
 
+/* How long an inspecting SQLite connection waits for a store that is
+ * writing at the same time (the deliver and retention threads). */
+#define TSTORE_BUSY_MS 10000
+
+/*
+ * The test's own connection to the schema under test (pg), opened on first
+ * use and closed by tstore_teardown: a connection per query would dominate
+ * the run time of the tests that poll (deliver, retention).  It does not
+ * carry the store's application_name, so tpg_terminate spares it; tq_mu
+ * lets a test's threads inspect while the main thread does.
+ */
+static PGconn *tq_conn;
+static pthread_mutex_t tq_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Run sql on tq_conn (several statements; binary: one, results in binary
+ * format); NULL when no connection could be made. */
+static PGresult *
+tq_pg(const struct tctx *c, const char *sql, int binary)
+{
+	char dsn[sizeof(c->dsn)];
+	PGresult *res = NULL;
+
+	(void)pthread_mutex_lock(&tq_mu);
+	if (tq_conn == NULL) {
+		(void)snprintf(dsn, sizeof(dsn), "%s%coptions=-csearch_path%%3D%s",
+		    c->base_dsn, strchr(c->base_dsn, '?') != NULL ? '&' : '?',
+		    c->schema);
+		tq_conn = PQconnectdb(dsn);
+		(void)PQsetNoticeProcessor(tq_conn, pg_quiet, NULL);
+	}
+	if (PQstatus(tq_conn) != CONNECTION_OK) {
+		PQfinish(tq_conn);
+		tq_conn = NULL;
+	} else if (binary) {
+		res = PQexecParams(tq_conn, sql, 0, NULL, NULL, NULL, NULL, 1);
+	} else {
+		res = PQexec(tq_conn, sql);
+	}
+	(void)pthread_mutex_unlock(&tq_mu);
+	return res;
+}
+
+/* The error of a tq_pg result, for a failure message. */
+static const char *
+tq_pg_error(const PGresult *res)
+{
+	return res != NULL ? PQresultErrorMessage(res) :
+	    "could not connect to the test schema";
+}
+
+/* Close tq_conn (teardown). */
+static void
+tq_pg_close(void)
+{
+	(void)pthread_mutex_lock(&tq_mu);
+	PQfinish(tq_conn);
+	tq_conn = NULL;
+	(void)pthread_mutex_unlock(&tq_mu);
+}
+
 /* A fresh temp directory; the database file is created by the store. */
 static int
 setup_sqlite(struct tctx *c)
@@ -116,6 +176,7 @@ tstore_teardown(void **state)
 	struct tctx *c = *state;
 	char p[300];
 
+	tq_pg_close();
 	if (c->pg && !c->skip) {
 		(void)snprintf(p, sizeof(p), "DROP SCHEMA %s CASCADE", c->schema);
 		pg_admin(c, p);
@@ -140,12 +201,10 @@ tq_value(const struct tctx *c, const char *sql, size_t *ret_len)
 
 	*ret_len = 0;
 	if (c->pg) {
-		PGconn *conn = PQconnectdb(c->dsn);
-		PGresult *res = PQexecParams(conn, sql, 0, NULL, NULL, NULL,
-		    NULL, 1);
+		PGresult *res = tq_pg(c, sql, 1);
 
 		if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-			fail_msg("%s: %s", sql, PQerrorMessage(conn));
+			fail_msg("%s: %s", sql, tq_pg_error(res));
 		if (!PQgetisnull(res, 0, 0)) {
 			*ret_len = (size_t)PQgetlength(res, 0, 0);
 			out = malloc(*ret_len + 1);
@@ -153,12 +212,12 @@ tq_value(const struct tctx *c, const char *sql, size_t *ret_len)
 			memcpy(out, PQgetvalue(res, 0, 0), *ret_len);
 		}
 		PQclear(res);
-		PQfinish(conn);
 	} else {
 		sqlite3 *db = NULL;
 		sqlite3_stmt *st = NULL;
 
 		assert_int_equal(sqlite3_open(c->path, &db), SQLITE_OK);
+		(void)sqlite3_busy_timeout(db, TSTORE_BUSY_MS);
 		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
 		    sqlite3_step(st) != SQLITE_ROW)
 			fail_msg("%s: %s", sql, sqlite3_errmsg(db));
@@ -205,18 +264,17 @@ void
 tq_exec(const struct tctx *c, const char *sql)
 {
 	if (c->pg) {
-		PGconn *conn = PQconnectdb(c->dsn);
-		PGresult *res = PQexec(conn, sql);
+		PGresult *res = tq_pg(c, sql, 0);
 
 		if (PQresultStatus(res) != PGRES_COMMAND_OK &&
 		    PQresultStatus(res) != PGRES_TUPLES_OK)
-			fail_msg("%s: %s", sql, PQerrorMessage(conn));
+			fail_msg("%s: %s", sql, tq_pg_error(res));
 		PQclear(res);
-		PQfinish(conn);
 	} else {
 		sqlite3 *db = NULL;
 
 		assert_int_equal(sqlite3_open(c->path, &db), SQLITE_OK);
+		(void)sqlite3_busy_timeout(db, TSTORE_BUSY_MS);
 		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
 			fail_msg("%s: %s", sql, sqlite3_errmsg(db));
 		sqlite3_close(db);

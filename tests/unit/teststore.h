@@ -1,9 +1,10 @@
 /*
  * teststore — the two-backend store fixture shared by the test_store_*.c
- * programs (STYLE.md 18): every test runs against SQLite and, when
- * AS4GW_TEST_PG_DSN is set, PostgreSQL; rows are inspected with sqlite3 /
- * libpq directly, never through the store API.  Helpers fail the running
- * cmocka test on error.
+ * programs and the tests of the store's users, deliver and retention
+ * (testdeliver.h and testwriter.h build on it; STYLE.md 18): every test
+ * runs against SQLite and, when AS4GW_TEST_PG_DSN is set, PostgreSQL; rows
+ * are inspected with sqlite3 / libpq directly, never through the store
+ * API.  Helpers fail the running cmocka test on error.
  */
 #ifndef AS4GW_TESTSTORE_H
 #define AS4GW_TESTSTORE_H
@@ -40,6 +41,7 @@ struct tctx {
 	char base_dsn[1024];    /* pg: AS4GW_TEST_PG_DSN */
 	char schema[64];        /* pg: the per-test schema */
 	char app[64];           /* pg: application_name of store connections */
+	char out[64];           /* testdeliver: the delivery directory */
 };
 
 /* The two backends under test: a test's prestate. */
