@@ -87,6 +87,39 @@ cli_copy_print(const struct store_copy_report *r, int dry_run)
 	}
 }
 
+/*
+ * The chunk rows are not copied one to one: PostgreSQL's are re-cut to
+ * one heap page each (store_copy.h), so the source's and the target's
+ * row counts differ; say so, and how many were made of what.
+ */
+static void
+cli_copy_chunks(const struct store_copy_report *r, int dry_run)
+{
+	if (dry_run) {
+		if (r->source.v[STORE_COPY_CHUNKS] > 0)
+			printf("payload chunk rows: a copy re-cuts them into "
+			    "PostgreSQL rows of at most %lld bytes (more rows, "
+			    "the same bytes)\n", (long long)r->chunk_row_bytes);
+		return;
+	}
+	if (r->chunk_rows_written == 0)
+		return;
+	printf("payload chunk rows: %lld source rows (%lld bytes) were re-cut "
+	    "into %lld PostgreSQL rows of at most %lld bytes (target after = "
+	    "before + %lld; chunk bytes equal)\n",
+	    (long long)(r->source.v[STORE_COPY_CHUNKS] -
+	    r->skipped.v[STORE_COPY_CHUNKS]),
+	    (long long)(r->source.v[STORE_COPY_CHUNK_BYTES] -
+	    r->skipped.v[STORE_COPY_CHUNK_BYTES]),
+	    (long long)r->chunk_rows_written, (long long)r->chunk_row_bytes,
+	    (long long)r->chunk_rows_written);
+	if (r->chunked.v[STORE_COPY_CHUNKS] > 0)
+		printf("payloads stored whole before the chunked storage were "
+		    "stored in %lld chunk rows of %lld bytes (counted above)\n",
+		    (long long)r->chunked.v[STORE_COPY_CHUNKS],
+		    (long long)r->chunked.v[STORE_COPY_CHUNK_BYTES]);
+}
+
 /* Every STORE_COPY_PROGRESS_ROWS inbox rows: where the copy is. */
 static void
 cli_copy_progress(void *ctx, int64_t done, int64_t total)
@@ -115,11 +148,7 @@ cli_copy(int argc, char **argv)
 		return 1;
 	}
 	cli_copy_print(&r, o.dry_run);
-	if (r.chunked.v[STORE_COPY_CHUNKS] > 0)
-		printf("payloads stored whole before the chunked storage were "
-		    "stored in %lld chunks of %lld bytes (counted in target "
-		    "after)\n", (long long)r.chunked.v[STORE_COPY_CHUNKS],
-		    (long long)r.chunked.v[STORE_COPY_CHUNK_BYTES]);
+	cli_copy_chunks(&r, o.dry_run);
 	if (o.dry_run)
 		printf("dry run: nothing written%s\n", r.target_schema ? "" :
 		    " (the target has no as4gw schema yet: a copy creates it)");

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "store_copy_int.h"
+#include "store_pg_int.h"
 
 /* A time column: SQLite keeps ms since the epoch, PostgreSQL timestamptz
  * (exact: integer microseconds, as every store_pg query reads them). */
@@ -100,7 +101,7 @@ static const char *const store_copy_names[STORE_COPY_N] = {
 	[STORE_COPY_DUPLICATES] = "retries counted",
 	[STORE_COPY_PAYLOADS] = "payloads",
 	[STORE_COPY_PAYLOAD_BYTES] = "payload bytes",
-	[STORE_COPY_CHUNKS] = "payload chunks",
+	[STORE_COPY_CHUNKS] = "payload chunk rows",
 	[STORE_COPY_CHUNK_BYTES] = "chunk bytes",
 	[STORE_COPY_READY] = "deliveries ready",
 	[STORE_COPY_CLAIMED] = "deliveries claimed",
@@ -117,34 +118,38 @@ store_copy_measure_name(enum store_copy_measure m)
 	return (unsigned)m < STORE_COPY_N ? store_copy_names[m] : "?";
 }
 
+/* The cutter's put: one chunk row into the target. */
+static int
+store_copy_put_chunk(void *ctx, const struct store_copy_row *r,
+    struct err *err)
+{
+	int n;
+
+	return store_copy_dst_put(ctx, STORE_COPY_T_CHUNK, r, &n, err);
+}
+
 /*
  * The content of payload row p (stored whole before the chunked storage,
  * longer than STORE_CHUNK_THRESHOLD: its target row has its size and no
- * content) as chunk rows of STORE_CHUNK_BYTES, read in pieces: one chunk
- * in memory.  Counted in *chunked.
+ * content) read in pieces of STORE_CHUNK_BYTES, one in memory, into the
+ * cutter's rows.  Its rows and bytes are counted in *chunked.
  */
 static int
-store_copy_legacy(struct store_copy_src *s, struct store_copy_dst *d,
+store_copy_legacy(struct store_copy_src *s, struct store_copy_cut *cut,
     const struct store_copy_row *p, struct store_copy_counts *chunked,
     struct err *err)
 {
-	struct store_copy_row c = { .n = 5 };
 	sqlite3_blob *blob = NULL;
 	unsigned char *buf;
-	int len, off, k, n, rows, rc = -1;
+	int64_t rows = cut->rows;
+	int len, off, n, rc = -1;
 
 	if ((buf = malloc(STORE_CHUNK_BYTES)) == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	if (store_copy_src_blob(s, strtoll(p->v[STORE_COPY_P_ROWID], NULL, 10),
 	    &blob, &len, err) == -1)
 		goto out;
-	c.v[0] = p->v[0];       /* from_party, message_id, part_no */
-	c.v[1] = p->v[1];
-	c.v[2] = p->v[2];
-	c.v[3] = c.num[3];
-	c.v[4] = (const char *)buf;
-	c.fmt[4] = 1;
-	for (off = 0, k = 0; off < len; off += n, k++) {
+	for (off = 0; off < len; off += n) {
 		n = len - off < (int)STORE_CHUNK_BYTES ? len - off :
 		    (int)STORE_CHUNK_BYTES;
 		if (sqlite3_blob_read(blob, buf, n, off) != SQLITE_OK) {
@@ -152,14 +157,14 @@ store_copy_legacy(struct store_copy_src *s, struct store_copy_dst *d,
 			    "payload of \"%s\"", p->v[1]);
 			goto out;
 		}
-		(void)snprintf(c.num[3], sizeof(c.num[3]), "%d", k);
-		c.len[4] = n;
-		if (store_copy_dst_put(d, STORE_COPY_T_CHUNK, &c, &rows,
-		    err) == -1)
+		if (store_copy_cut_feed(cut, strtoll(p->v[2], NULL, 10), buf,
+		    (size_t)n, err) == -1)
 			goto out;
-		chunked->v[STORE_COPY_CHUNKS]++;
-		chunked->v[STORE_COPY_CHUNK_BYTES] += n;
 	}
+	if (store_copy_cut_end(cut, err) == -1)
+		goto out;
+	chunked->v[STORE_COPY_CHUNKS] += cut->rows - rows;
+	chunked->v[STORE_COPY_CHUNK_BYTES] += len;
 	rc = 0;
 out:
 	(void)sqlite3_blob_close(blob);
@@ -167,25 +172,36 @@ out:
 	return rc;
 }
 
-/* Every row of one key's table t, from the source to the target. */
+/*
+ * Every row of one key's table t, from the source to the target: a chunk
+ * row re-cut into the target's (store_copy_cut.c), one source row held.
+ */
 static int
 store_copy_children(struct store_copy_src *s, struct store_copy_dst *d,
-    enum store_copy_table t, const struct store_copy_row *key,
+    enum store_copy_table t, struct store_copy_cut *cut,
     struct store_copy_counts *chunked, struct err *err)
 {
 	struct store_copy_row r;
 	int got, n;
 
-	if (store_copy_src_key(s, t, key->v[0], key->v[1], err) == -1)
+	if (store_copy_src_key(s, t, cut->row.v[0], cut->row.v[1], err) == -1)
 		return -1;
 	while ((got = store_copy_src_next(s, t, &r, err)) == 1) {
+		if (t == STORE_COPY_T_CHUNK) {
+			if (store_copy_cut_feed(cut, strtoll(r.v[2], NULL, 10),
+			    r.v[4], (size_t)r.len[4], err) == -1)
+				return -1;
+			continue;
+		}
 		if (store_copy_dst_put(d, t, &r, &n, err) == -1)
 			return -1;
 		if (t == STORE_COPY_T_PAYLOAD &&
 		    strcmp(r.v[STORE_COPY_P_LEGACY], "1") == 0 &&
-		    store_copy_legacy(s, d, &r, chunked, err) == -1)
+		    store_copy_legacy(s, cut, &r, chunked, err) == -1)
 			return -1;
 	}
+	if (got == 0 && t == STORE_COPY_T_CHUNK)
+		return store_copy_cut_end(cut, err);
 	return got;
 }
 
@@ -219,8 +235,8 @@ store_copy_present(struct store_copy_src *s, struct store_copy_dst *d,
  * in the target, skipped). */
 static int
 store_copy_one(struct store_copy_src *s, struct store_copy_dst *d,
-    const struct store_copy_row *r, int merge, struct store_copy_report *ret,
-    struct err *err)
+    const struct store_copy_row *r, int merge, struct store_copy_cut *cut,
+    struct store_copy_report *ret, struct err *err)
 {
 	static const enum store_copy_table kids[] = { STORE_COPY_T_PAYLOAD,
 	    STORE_COPY_T_CHUNK, STORE_COPY_T_DELIVERY };
@@ -231,32 +247,46 @@ store_copy_one(struct store_copy_src *s, struct store_copy_dst *d,
 		return -1;
 	if (n == 0)
 		return store_copy_present(s, d, r, merge, &ret->skipped, err);
+	store_copy_cut_key(cut, r->v[0], r->v[1]);
 	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
-		if (store_copy_children(s, d, kids[i], r, &ret->chunked,
+		if (store_copy_children(s, d, kids[i], cut, &ret->chunked,
 		    err) == -1)
 			return -1;
 	return 0;
 }
 
-/* Every inbox row, in key order, with its progress reported. */
+/*
+ * Every inbox row, in key order, with its progress reported; the chunk
+ * rows written (and the rows their bytes must make) counted in *ret.
+ */
 static int
 store_copy_inbox(const struct store_copy_opts *o, struct store_copy_src *s,
     struct store_copy_dst *d, struct store_copy_report *ret,
     struct err *err)
 {
+	struct store_copy_cut cut;
 	struct store_copy_row r;
 	int64_t done = 0;
-	int got;
+	int got = -1;
 
+	if (store_copy_cut_init(&cut, store_copy_put_chunk, d, err) == -1)
+		goto out;
 	while ((got = store_copy_src_next(s, STORE_COPY_T_INBOX, &r,
 	    err)) == 1) {
-		if (store_copy_one(s, d, &r, o->merge, ret, err) == -1)
-			return -1;
+		if (store_copy_one(s, d, &r, o->merge, &cut, ret, err) == -1) {
+			got = -1;
+			break;
+		}
 		if (++done % STORE_COPY_PROGRESS_ROWS == 0 &&
 		    o->progress != NULL)
 			o->progress(o->progress_ctx, done,
 			    ret->source.v[STORE_COPY_INBOX]);
 	}
+	ret->chunk_rows_written = cut.rows;
+	ret->chunk_rows_want = cut.want_rows;
+	ret->chunk_bytes_cut = cut.bytes;
+out:
+	store_copy_cut_free(&cut);
 	return got;
 }
 
@@ -299,6 +329,10 @@ store_copy_skip_purge(struct store_copy_report *r)
  * The check before COMMIT: the target grew by the source's rows less
  * the skipped, its purge totals by the source's; its purge log by the
  * source's rows when it had none (else the trim to 1000 runs decides).
+ * Chunks compare by bytes: the target's chunk rows are the source's bytes
+ * re-cut (store_copy_cut.c), so its row count grew by the rows those
+ * bytes make per part, counted from their lengths, not from the 1 MiB
+ * rows of the source.
  */
 static int
 store_copy_verify(const struct store_copy_report *r, struct err *err)
@@ -309,6 +343,8 @@ store_copy_verify(const struct store_copy_report *r, struct err *err)
 	for (m = 0; m < STORE_COPY_N; m++) {
 		want = r->before.v[m] + r->source.v[m] - r->skipped.v[m] +
 		    r->chunked.v[m];
+		if (m == STORE_COPY_CHUNKS)
+			want = r->before.v[m] + r->chunk_rows_want;
 		if (m == STORE_COPY_PURGE_LOG && r->before.v[m] != 0)
 			continue;
 		if (r->after.v[m] != want)
@@ -317,6 +353,13 @@ store_copy_verify(const struct store_copy_report *r, struct err *err)
 			    "(nothing committed)", store_copy_names[m],
 			    (long long)r->after.v[m], (long long)want);
 	}
+	if (r->chunk_rows_written != r->chunk_rows_want ||
+	    r->chunk_bytes_cut != r->after.v[STORE_COPY_CHUNK_BYTES] -
+	    r->before.v[STORE_COPY_CHUNK_BYTES])
+		return err_set(err, ERR_STORE, NULL, "chunks differ after the "
+		    "copy: %lld rows written of %lld bytes, expected %lld rows "
+		    "(nothing committed)", (long long)r->chunk_rows_written,
+		    (long long)r->chunk_bytes_cut, (long long)r->chunk_rows_want);
 	return 0;
 }
 
@@ -386,6 +429,7 @@ store_copy(const struct store_copy_opts *o, struct store_copy_report *ret,
 	int rc = -1;
 
 	memset(ret, 0, sizeof(*ret));
+	ret->chunk_row_bytes = (int64_t)STORE_PG_CHUNK_BYTES;
 	memset(&s, 0, sizeof(s));
 	memset(&d, 0, sizeof(d));
 	if (o->from == NULL || strncmp(o->from, "sqlite:", 7) != 0 ||

@@ -14,7 +14,8 @@
  * EXCLUSIVE lock on its inbox: all or nothing.  Memory stays bounded: one
  * row at a time (a payload stored whole is at most STORE_CHUNK_THRESHOLD
  * bytes for rows stored since the chunked storage, a chunk
- * STORE_CHUNK_BYTES), whatever the inbox's size: a payload stored whole
+ * STORE_CHUNK_BYTES; a chunk goes into PostgreSQL re-cut into rows of
+ * store_pg_chunk_len bytes, store_copy_cut.c), whatever the inbox's size: a payload stored whole
  * before the chunked storage (SQLite migration 007) and longer than
  * STORE_CHUNK_THRESHOLD is read in pieces and stored in chunks, as the
  * gateway stores such a payload now.
@@ -72,11 +73,21 @@ struct store_copy_report {
 	struct store_copy_counts before;   /* the target before the copy */
 	struct store_copy_counts after;    /* the target after it (dry run:
 	                                    * as before) */
-	struct store_copy_counts chunked;  /* payload chunks (and their
+	struct store_copy_counts chunked;  /* target chunk rows (and their
 	                                    * bytes) made of payloads stored
 	                                    * whole before the chunked storage
 	                                    * and longer than
 	                                    * STORE_CHUNK_THRESHOLD */
+	/* The target's payload_chunk rows: every copied part's bytes (source
+	 * chunks of up to 1 MiB, or a payload stored whole) re-cut into rows
+	 * of at most chunk_row_bytes, as the PostgreSQL store writes them
+	 * (one heap page each; a 1 MiB row does not fit PostgreSQL's).  The
+	 * rows written, the rows the parts' lengths must make (what the
+	 * target's count is checked against), the bytes re-cut. */
+	int64_t chunk_rows_written;
+	int64_t chunk_rows_want;
+	int64_t chunk_bytes_cut;
+	int64_t chunk_row_bytes;      /* STORE_PG_CHUNK_BYTES */
 	int target_schema;            /* 0: the target had no as4gw schema
 	                               * yet (dry run: counted as empty) */
 	int verified;                 /* the counts were compared and match */
@@ -96,7 +107,8 @@ struct store_copy_report {
  * purge history (reported as skipped): it counts runs, and a second merge
  * of one source would count them twice.  At the end the
  * target's counts must have grown by the source's less the skipped (the
- * purge totals by the source's), else nothing is committed.
+ * purge totals by the source's; the chunk rows by the re-cut rows the
+ * copied bytes make, the chunk bytes exactly), else nothing is committed.
  * 0 ok (*ret filled; also for a dry run), -1 with err (ERR_CONF for a
  * refusal of the options, ERR_STORE otherwise); *ret is filled as far as
  * it was counted either way.

@@ -62,6 +62,53 @@ struct store_copy_row {
 	char num[STORE_COPY_MAX_COLS][24];
 };
 
+/*
+ * The payload_chunk rows of one key as the PostgreSQL store cuts them
+ * (store_copy_cut.c): every part's bytes, fed in order, leave as rows of
+ * store_pg_chunk_len(party, MessageId) bytes (the last one shorter),
+ * chunk_no 0..n-1 per part; one row's bytes are held.
+ */
+typedef int (*store_copy_cut_put_fn)(void *ctx,
+    const struct store_copy_row *r, struct err *err);
+
+struct store_copy_cut {
+	store_copy_cut_put_fn put;    /* writes one row (its params valid
+	                               * for the call only) */
+	void *ctx;
+	struct store_copy_row row;    /* party, MessageId, part, chunk_no,
+	                               * content */
+	unsigned char *buf;           /* STORE_PG_CHUNK_BYTES */
+	size_t len;                   /* the row length of the key */
+	size_t fill;                  /* bytes held */
+	int64_t part;                 /* the part being cut, -1 none */
+	int64_t part_bytes;           /* its bytes so far */
+	int64_t chunk_no;             /* its next row's number */
+	int64_t rows;                 /* rows written, in all */
+	int64_t want_rows;            /* rows the finished parts must have:
+	                               * ceil(bytes / len) each */
+	int64_t bytes;                /* the finished parts' bytes */
+};
+
+/* Allocate the row buffer; 0 or -1 ERR_INTERNAL.  Free it with
+ * store_copy_cut_free (also after a failed init). */
+int store_copy_cut_init(struct store_copy_cut *c, store_copy_cut_put_fn put,
+    void *ctx, struct err *err);
+void store_copy_cut_free(struct store_copy_cut *c);
+
+/* The next key's rows (text valid until it is done; the part before
+ * ended with store_copy_cut_end). */
+void store_copy_cut_key(struct store_copy_cut *c, const char *from,
+    const char *id);
+
+/* The next n bytes of part (another part than the last fed: the last
+ * one ends first).  0 or -1 (the put's error). */
+int store_copy_cut_feed(struct store_copy_cut *c, int64_t part,
+    const void *p, size_t n, struct err *err);
+
+/* End the part being cut: its last, shorter row written; counted in
+ * want_rows and bytes.  0 or -1. */
+int store_copy_cut_end(struct store_copy_cut *c, struct err *err);
+
 /* The source: one read-only connection, one read transaction. */
 struct store_copy_src {
 	const char *path;

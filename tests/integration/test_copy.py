@@ -14,6 +14,8 @@ what was pending is still pending and only that is delivered, with the
 attempts and last error of a failed hand-off; every copied column of every
 table is compared across the backends.  A payload over the chunk
 threshold stored whole (before SQLite migration 007) is stored in chunks.
+PostgreSQL's chunk rows are the source's bytes re-cut into rows of one heap
+page (8000 bytes, nothing in TOAST), as the PostgreSQL store writes them.
 Refusals write nothing: a target with rows (without --merge), a missing
 source, a file that is not an as4gw store, a source still open in a
 running gateway; a conflict under --merge and a row the target refuses
@@ -36,6 +38,8 @@ import test_push_security as ps  # noqa: E402  (legs, push helper)
 
 LEGS = ps.LEGS + bd.leg('a-flag', bd.PARTY_A, 'urn:as4gw:dev:Flag', 'flag')
 BIG = (8 << 20) + 12345        # over STORE_CHUNK_THRESHOLD: 9 chunk rows
+PG_CHUNK = 8000                # STORE_PG_CHUNK_BYTES (these tests' keys are short)
+PG_ROWS = -(-BIG // PG_CHUNK)  # BIG re-cut into PostgreSQL's rows: 1051
 LIMITS = f'<maxBodyBytes>{64 << 20}</maxBodyBytes>'
 PARTY = 'urn:as4gw:dev:sender'
 
@@ -72,6 +76,7 @@ COLUMNS = {
               ' @last_duplicate_at, business_key, business_duplicate_of'),
     'payload': ('from_party, message_id, part_no, content_id, mime_type, properties,'
                 ' size, #content'),
+    # compared per part (chunks()): PostgreSQL's rows are re-cut
     'payload_chunk': 'from_party, message_id, part_no, chunk_no, #content',
     'delivery': ('from_party, message_id, state, attempts, @claimed_at, @created_at,'
                  ' @not_before, last_error, @last_error_at, @done_at'),
@@ -86,6 +91,9 @@ def fidelity(store):
     """Every table's rows, column for column, comparable across backends."""
     out = {}
     for table, cols in COLUMNS.items():
+        if table == 'payload_chunk':
+            out[table] = chunks(store)
+            continue
         sel = []
         for c in cols.split(','):
             c = c.strip()
@@ -101,6 +109,32 @@ def fidelity(store):
                                   if isinstance(v, bytes) and len(v) > 64 else v
                                   for v in r) for r in rows)
     return out
+
+
+def chunks(store):
+    """Every chunked part as (party, MessageId, part_no, SHA-256 of its
+    bytes): SQLite holds 1 MiB rows, PostgreSQL the same bytes re-cut into
+    rows of one page; each side's chunk_no must run 0..n-1 per part."""
+    parts = {}
+    for f, m, p, n, c in store.query('SELECT from_party, message_id, part_no, chunk_no,'
+                                     ' content FROM payload_chunk'
+                                     ' ORDER BY 1, 2, 3, 4'):
+        nos, h = parts.setdefault((f, m, p), ([], hashlib.sha256()))
+        nos.append(n)
+        h.update(bytes(c))
+    for nos, _ in parts.values():
+        assert nos == list(range(len(nos))), nos[:20]
+    return sorted(k + (h.hexdigest(),) for k, (_, h) in parts.items())
+
+
+def pg_chunk_layout(pg):
+    """(chunk rows, bytes, longest row, bytes of payload_chunk's TOAST
+    table): rows of at most PG_CHUNK bytes, nothing in TOAST (as
+    test_pg_chunk_storage checks for the store itself)."""
+    return pg.query("SELECT count(*), coalesce(sum(octet_length(content)), 0),"
+                    " max(octet_length(content)),"
+                    " (SELECT pg_relation_size(reltoastrelid) FROM pg_class"
+                    "  WHERE oid = 'payload_chunk'::regclass) FROM payload_chunk")[0]
 
 
 def copy(*args):
@@ -188,12 +222,17 @@ def test_copy_then_retries_get_the_stored_receipts(source, tmp_path, pki):
     assert 'counts verified, committed' in p.stdout, p.stdout
     lines = {ln[:24].strip(): ln[24:].split() for ln in p.stdout.splitlines()[1:]}
     assert lines['inbox rows'] == ['6', '0', '0', '6'], p.stdout
-    assert lines['payload chunks'] == ['9', '0', '0', '9'], p.stdout
+    # 9 SQLite rows of 1 MiB re-cut into PostgreSQL rows of one page each
+    assert lines['payload chunk rows'] == ['9', '0', '0', str(PG_ROWS)], p.stdout
+    assert lines['chunk bytes'] == [str(BIG), '0', '0', str(BIG)], p.stdout
+    assert (f'9 source rows ({BIG} bytes) were re-cut into {PG_ROWS} PostgreSQL rows'
+            f' of at most {PG_CHUNK} bytes') in p.stdout, p.stdout
     assert lines['deliveries done'] == ['2', '0', '0', '2'], p.stdout
     assert lines['deliveries ready'] == ['4', '0', '0', '4'], p.stdout
     assert lines['purge log rows'] == ['1', '0', '0', '1'], p.stdout
     assert lines['business duplicates'] == ['1', '0', '0', '1'], p.stdout
     pg = Store('postgresql', dsn)
+    assert pg_chunk_layout(pg) == (PG_ROWS, BIG, PG_CHUNK, 0)
     got = fidelity(pg)
     for table, rows in source['rows'].items():
         assert got[table] == rows, table
@@ -257,6 +296,8 @@ def test_copy_refuses_a_target_with_rows(source, tmp_path):
     p = copy('--from', source['dsn'], '--to', dsn, '--dry-run')
     assert p.returncode == 0, p.stderr
     assert 'dry run: nothing written' in p.stdout and not pg_has_schema(dsn)
+    assert f'a copy re-cuts them into PostgreSQL rows of at most {PG_CHUNK} bytes' \
+        in p.stdout, p.stdout
     assert copy('--from', source['dsn'], '--to', dsn).returncode == 0
     pg = Store('postgresql', dsn)
     before = table_counts(pg)
@@ -299,7 +340,7 @@ def test_copy_merge_skips_same_and_fails_on_conflict(source, tmp_path):
     assert lines['purge runs (totals)'] == ['1', '1', '1', '1'], p.stdout
     assert pg.query("SELECT runs_ok FROM purge_totals WHERE source = 'cli'") == [(1,)]
     assert dict(pg.query('SELECT message_id, receipt FROM inbox')) == source['receipts']
-    assert pg.query('SELECT count(*) FROM payload_chunk') == [(9,)]
+    assert pg_chunk_layout(pg) == (PG_ROWS, BIG, PG_CHUNK, 0)
 
 
 def admin(dsn, sql, *args):
@@ -413,12 +454,12 @@ def test_copy_chunks_a_large_payload_stored_whole_before_chunking(source, tmp_pa
     dsn = pg_fresh(tmp_path)
     p = copy('--from', f'sqlite:{path}', '--to', dsn)
     assert p.returncode == 0, p.stderr
-    assert 'stored in 9 chunks of 8400953 bytes' in p.stdout, p.stdout
+    assert f'stored in {PG_ROWS} chunk rows of {BIG} bytes' in p.stdout, p.stdout
     pg = Store('postgresql', dsn)
     assert pg.query('SELECT size, content IS NULL FROM payload WHERE message_id = ?',
                     mid) == [(BIG, True)]
-    assert pg.query('SELECT count(*), sum(octet_length(content)) FROM payload_chunk') == [
-        (9, BIG)]
+    assert pg_chunk_layout(pg) == (PG_ROWS, BIG, PG_CHUNK, 0)
+    assert chunks(pg) == source['rows']['payload_chunk']
     e = subprocess.run([BIN, 'inbox', 'export', '-c', source['gw'].config, '--db', dsn, mid],
                        capture_output=True, timeout=120)
     assert e.returncode == 0, e.stderr
