@@ -4,7 +4,8 @@
  * (the target DSN here points at a port nothing listens on, so reaching it
  * would fail differently), one table-driven case each.  The copy itself
  * runs over the real binary and PostgreSQL in
- * tests/integration/test_copy.py.
+ * tests/integration/test_copy.py; the re-cut of chunk rows into
+ * PostgreSQL's (store_copy_cut.c) is checked here row by row.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,8 @@
 
 #include "store/store.h"
 #include "store/store_copy.h"
+#include "store/store_copy_int.h"
+#include "store/store_pg_int.h"
 #include "testutil.h"
 
 #define NOWHERE "postgresql://127.0.0.1:1/none?connect_timeout=1"
@@ -147,6 +150,120 @@ t_names(void **state)
 	assert_string_equal(store_copy_measure_name(STORE_COPY_N), "?");
 }
 
+/* What the cutter wrote: every row's part, chunk_no and bytes. */
+#define CUT_MAX 2048
+struct cut_sink {
+	int n;
+	long long part[CUT_MAX], no[CUT_MAX];
+	int len[CUT_MAX];
+	unsigned char *bytes;         /* every row's content, in order */
+	size_t off;
+	int fail_at;                  /* this row's put fails (-1 never) */
+};
+
+static int
+cut_put(void *ctx, const struct store_copy_row *r, struct err *err)
+{
+	struct cut_sink *k = ctx;
+
+	assert_int_equal(r->n, 5);
+	assert_true(k->n < CUT_MAX);
+	if (k->n == k->fail_at)
+		return err_set(err, ERR_STORE, NULL, "put refused");
+	k->part[k->n] = strtoll(r->v[2], NULL, 10);
+	k->no[k->n] = strtoll(r->v[3], NULL, 10);
+	k->len[k->n] = r->len[4];
+	assert_int_equal(r->fmt[4], 1);
+	memcpy(k->bytes + k->off, r->v[4], (size_t)r->len[4]);
+	k->off += (size_t)r->len[4];
+	k->n++;
+	return 0;
+}
+
+/* One key: part 0 fed as the source holds it (1 MiB rows, the last one
+ * short), part 1 in odd pieces; every row len bytes but each part's last,
+ * chunk_no 0..n-1 per part, the bytes in order, the counts from lengths. */
+static void
+cut_one(const char *from, const char *id, size_t len)
+{
+	static const size_t sizes[2] = { (size_t)2 * 1048576 + 12345, 70001 };
+	struct store_copy_cut c;
+	struct cut_sink *k = calloc(1, sizeof(*k));
+	unsigned char *in = malloc(sizes[0] + sizes[1]);
+	struct err err = { 0 };
+	size_t off, n, i, want[2], step;
+	int p, row = 0;
+
+	assert_non_null(k);
+	assert_non_null(in);
+	k->bytes = malloc(sizes[0] + sizes[1]);
+	k->fail_at = -1;
+	for (i = 0; i < sizes[0] + sizes[1]; i++)
+		in[i] = (unsigned char)(i * 31 + i / 7);
+	assert_int_equal(store_copy_cut_init(&c, cut_put, k, &err), 0);
+	store_copy_cut_key(&c, from, id);
+	assert_int_equal(c.len, len);
+	for (p = 0, off = 0; p < 2; p++) {
+		step = p == 0 ? 1048576 : 4099;
+		for (i = 0; i < sizes[p]; i += n) {
+			n = sizes[p] - i < step ? sizes[p] - i : step;
+			assert_int_equal(store_copy_cut_feed(&c, p, in + off + i,
+			    n, &err), 0);
+		}
+		off += sizes[p];
+		want[p] = (sizes[p] + len - 1) / len;
+	}
+	assert_int_equal(store_copy_cut_end(&c, &err), 0);
+	assert_int_equal(c.want_rows, want[0] + want[1]);
+	assert_int_equal(c.rows, c.want_rows);
+	assert_int_equal(c.bytes, sizes[0] + sizes[1]);
+	for (p = 0; p < 2; p++)
+		for (i = 0; i < want[p]; i++, row++) {
+			assert_int_equal(k->part[row], p);
+			assert_int_equal(k->no[row], i);
+			assert_int_equal(k->len[row], i + 1 < want[p] ? len :
+			    sizes[p] - (want[p] - 1) * len);
+		}
+	assert_int_equal(k->n, row);
+	assert_memory_equal(k->bytes, in, sizes[0] + sizes[1]);
+	store_copy_cut_free(&c);
+	free(k->bytes);
+	free(k);
+	free(in);
+}
+
+/* The re-cut into PostgreSQL's chunk rows: short keys get
+ * STORE_PG_CHUNK_BYTES, long ones store_pg_chunk_len's shorter rows; a
+ * failed put fails the feed. */
+static void
+t_cut(void **state)
+{
+	char party[400], id[300];
+	struct store_copy_cut c;
+	struct cut_sink *k = calloc(1, sizeof(*k));
+	unsigned char buf[20000] = { 0 };
+	struct err err = { 0 };
+
+	(void)state;
+	cut_one("urn:as4gw:dev:sender", "m1@example.org", STORE_PG_CHUNK_BYTES);
+	memset(party, 'p', sizeof(party) - 1);
+	party[sizeof(party) - 1] = '\0';
+	memset(id, 'i', sizeof(id) - 1);
+	id[sizeof(id) - 1] = '\0';
+	assert_true(store_pg_chunk_len(party, id) < STORE_PG_CHUNK_BYTES);
+	cut_one(party, id, store_pg_chunk_len(party, id));
+	assert_non_null(k);
+	k->bytes = malloc(sizeof(buf));
+	k->fail_at = 1;
+	assert_int_equal(store_copy_cut_init(&c, cut_put, k, &err), 0);
+	store_copy_cut_key(&c, "a", "b");
+	assert_int_equal(store_copy_cut_feed(&c, 0, buf, sizeof(buf), &err), -1);
+	assert_non_null(strstr(err.msg, "put refused"));
+	store_copy_cut_free(&c);
+	free(k->bytes);
+	free(k);
+}
+
 int
 main(void)
 {
@@ -154,6 +271,7 @@ main(void)
 		cmocka_unit_test(t_refusals),
 		cmocka_unit_test(t_source_before_target),
 		cmocka_unit_test(t_names),
+		cmocka_unit_test(t_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
