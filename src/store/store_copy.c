@@ -359,7 +359,8 @@ store_copy_verify(const struct store_copy_report *r, struct err *err)
 		return err_set(err, ERR_STORE, NULL, "chunks differ after the "
 		    "copy: %lld rows written of %lld bytes, expected %lld rows "
 		    "(nothing committed)", (long long)r->chunk_rows_written,
-		    (long long)r->chunk_bytes_cut, (long long)r->chunk_rows_want);
+		    (long long)r->chunk_bytes_cut,
+		    (long long)r->chunk_rows_want);
 	return 0;
 }
 

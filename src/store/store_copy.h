@@ -15,10 +15,10 @@
  * row at a time (a payload stored whole is at most STORE_CHUNK_THRESHOLD
  * bytes for rows stored since the chunked storage, a chunk
  * STORE_CHUNK_BYTES; a chunk goes into PostgreSQL re-cut into rows of
- * store_pg_chunk_len bytes, store_copy_cut.c), whatever the inbox's size: a payload stored whole
- * before the chunked storage (SQLite migration 007) and longer than
- * STORE_CHUNK_THRESHOLD is read in pieces and stored in chunks, as the
- * gateway stores such a payload now.
+ * store_pg_chunk_len bytes, store_copy_cut.c), whatever the inbox's
+ * size: a payload stored whole before the chunked storage (SQLite
+ * migration 007) and longer than STORE_CHUNK_THRESHOLD is read in pieces
+ * and stored in chunks, as the gateway stores such a payload now.
  */
 #ifndef AS4GW_STORE_COPY_H
 #define AS4GW_STORE_COPY_H

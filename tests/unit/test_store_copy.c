@@ -207,8 +207,8 @@ cut_one(const char *from, const char *id, size_t len)
 		step = p == 0 ? 1048576 : 4099;
 		for (i = 0; i < sizes[p]; i += n) {
 			n = sizes[p] - i < step ? sizes[p] - i : step;
-			assert_int_equal(store_copy_cut_feed(&c, p, in + off + i,
-			    n, &err), 0);
+			assert_int_equal(store_copy_cut_feed(&c, p,
+			    in + off + i, n, &err), 0);
 		}
 		off += sizes[p];
 		want[p] = (sizes[p] + len - 1) / len;
@@ -257,7 +257,8 @@ t_cut(void **state)
 	k->fail_at = 1;
 	assert_int_equal(store_copy_cut_init(&c, cut_put, k, &err), 0);
 	store_copy_cut_key(&c, "a", "b");
-	assert_int_equal(store_copy_cut_feed(&c, 0, buf, sizeof(buf), &err), -1);
+	assert_int_equal(store_copy_cut_feed(&c, 0, buf, sizeof(buf), &err),
+	    -1);
 	assert_non_null(strstr(err.msg, "put refused"));
 	store_copy_cut_free(&c);
 	free(k->bytes);
