@@ -162,7 +162,8 @@ int cli_replay_client_post(struct cli_replay_client *c, struct arena *a,
  * NULL-terminated, may be NULL) and a body of len bytes: at data, or (read
  * not NULL) produced by read with ctx as libcurl's CURLOPT_READFUNCTION /
  * READDATA, so a body of gigabytes is uploaded without being in memory
- * (`push`, issue 14).
+ * (`push`, issue 14), and moved back by seek when libcurl sends it again
+ * (a reused connection found closed mid-request).
  */
 struct cli_replay_body {
 	const char *content_type;
@@ -170,6 +171,8 @@ struct cli_replay_body {
 	const void *data;
 	uint64_t len;
 	curl_read_callback read;
+	curl_seek_callback seek;  /* with read: CURLOPT_SEEKFUNCTION (ctx),
+	                           * so libcurl can send the body again */
 	void *ctx;
 };
 

@@ -242,6 +242,7 @@ cli_push_send(struct arena *a, const struct cli_push_opts *o,
 				       m->body.data,
 				       m->body.len,
 				       NULL,
+				       NULL,
 				       NULL};
 	struct cli_replay_answer ans;
 	struct err err;
@@ -252,6 +253,7 @@ cli_push_send(struct arena *a, const struct cli_push_opts *o,
 		body.data = NULL;
 		body.len = cli_push_body_len(m->stream);
 		body.read = cli_push_body_read;
+		body.seek = cli_push_body_seek;
 		body.ctx = m->stream;
 	}
 	if (cli_replay_client_send(c, a, &body, &ans, &err) == -1) {

@@ -13,6 +13,7 @@
  */
 #include "cli_push_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "../spool/spool.h"
@@ -193,6 +194,29 @@ cli_push_body_read(char *buf, size_t size, size_t nitems, void *ctx)
 		got += n;
 	}
 	return got;
+}
+
+/*
+ * libcurl CURLOPT_SEEKFUNCTION: the cursor to offset bytes from the start.
+ * libcurl asks when it sends the body again: a request on a reused
+ * connection that the server closed before answering is retried on a new
+ * one (without this callback it fails "necessary data rewind wasn't
+ * possible").  Pages released behind the first pass fault back in.
+ */
+int
+cli_push_body_seek(void *ctx, curl_off_t offset, int origin)
+{
+	struct cli_push_body *b = ctx;
+	uint64_t left;
+
+	if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > b->len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	cli_push_body_rewind(b);
+	for (left = (uint64_t)offset; b->i < b->n &&
+	    left >= b->segs[b->i].len; b->i++)
+		left -= b->segs[b->i].len;
+	b->off = (size_t)left;
+	return CURL_SEEKFUNC_OK;
 }
 
 /* Write the whole body to f from the start; 0, or -1 (errno set). */

@@ -138,6 +138,9 @@ uint64_t cli_push_body_len(const struct cli_push_body *b);
 void cli_push_body_rewind(struct cli_push_body *b);
 /* libcurl's CURLOPT_READFUNCTION over b (ctx), from the cursor on. */
 size_t cli_push_body_read(char *buf, size_t size, size_t nitems, void *ctx);
+/* libcurl's CURLOPT_SEEKFUNCTION over b (ctx): the cursor to an offset
+ * from the start (SEEK_SET; anything else CURL_SEEKFUNC_CANTSEEK). */
+int cli_push_body_seek(void *ctx, curl_off_t offset, int origin);
 /* The whole body to f; 0, or -1 with errno. */
 int cli_push_body_write(struct cli_push_body *b, FILE *f);
 

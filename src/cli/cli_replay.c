@@ -102,6 +102,9 @@ cli_replay_client_setup(struct cli_replay_client *c, struct curl_slist *hdrs,
 	if (body->read != NULL) {
 		bad |= set(h, CURLOPT_READFUNCTION, body->read);
 		bad |= set(h, CURLOPT_READDATA, body->ctx);
+		bad |= set(h, CURLOPT_SEEKFUNCTION, body->seek);
+		bad |= set(h, CURLOPT_SEEKDATA, body->seek != NULL ?
+		    body->ctx : NULL);
 	}
 	bad |= set(h, CURLOPT_WRITEFUNCTION, write_cb);
 	bad |= set(h, CURLOPT_WRITEDATA, out);
@@ -135,7 +138,7 @@ cli_replay_client_post(struct cli_replay_client *c, struct arena *a,
 		       struct cli_replay_answer *ret, struct err *err)
 {
 	struct cli_replay_body b = {content_type, headers, body, len, NULL,
-				    NULL};
+				    NULL, NULL};
 
 	return cli_replay_client_send(c, a, &b, ret, err);
 }

@@ -14,8 +14,10 @@ independent receiver (edelivery2_open.py).  Memory is not asserted here
 import hashlib
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -265,3 +267,90 @@ def test_spool_out_of_space_fails_cleanly_before_sending(gw, pki, big, small_fs)
     assert os.listdir(small_fs) == []
     st = os.statvfs(small_fs)
     assert st.f_bfree == st.f_blocks
+
+
+class DropSecondRequest:
+    """A TCP relay to the gateway whose FIRST connection, once it has relayed
+    an answer, reads the next request whole and closes without answering: a
+    kept-alive connection that the server side dropped mid-request.  libcurl
+    retries such a request on a new connection (relayed plainly), which
+    needs the body read again from the start."""
+
+    def __init__(self, port):
+        self.port_to = port
+        self.ls = socket.socket()
+        self.ls.bind(('127.0.0.1', 0))
+        self.ls.listen(8)
+        self.port = self.ls.getsockname()[1]
+        self.conns = 0
+        self.dropped = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.ls.accept()
+            except OSError:
+                return
+            self.conns += 1
+            threading.Thread(target=self._serve, args=(c, self.conns == 1), daemon=True).start()
+
+    def _serve(self, c, drop):
+        s = socket.create_connection(('127.0.0.1', self.port_to))
+        answered = threading.Event()
+        got = False
+
+        def back():
+            while (d := s.recv(65536)):
+                c.sendall(d)
+                answered.set()
+            c.close()
+        threading.Thread(target=back, daemon=True).start()
+        c.settimeout(0.5)
+        while True:
+            try:
+                d = c.recv(65536)
+            except socket.timeout:
+                if drop and answered.is_set() and got:
+                    break           # the second request is in: drop it
+                continue
+            if not d:
+                break
+            if drop and answered.is_set():
+                got = True          # bytes after an answer: request two
+                continue
+            got = False
+            s.sendall(d)
+        if drop:
+            self.dropped += 1
+        c.close()
+        s.close()
+
+    def close(self):
+        self.ls.close()
+
+
+def test_a_retried_upload_reads_the_body_again(gw, pki, tmp_path):
+    """The large path's body comes from libcurl's read callback; when a
+    kept-alive connection is closed mid-request, libcurl sends the request
+    again on a new connection, from the start: push's seek callback moves
+    the body back (without it: "necessary data rewind wasn't possible").
+    --repeat sends the same message twice over one connection; the relay
+    drops the second request once."""
+    x = tmp_path / 'scan.bin'
+    x.write_bytes(os.urandom(300 << 10))
+    relay = DropSecondRequest(gw.port)
+    try:
+        r = run_as4gw('push', '--url', f'http://127.0.0.1:{relay.port}/as4', '--from',
+                      'urn:as4gw:dev:sender', '--to', 'urn:as4gw:dev:gateway', '--service',
+                      'urn:as4gw:dev:service', '--action', 'urn:as4gw:dev:SignedOnly',
+                      '--payload', x, '--sign', '--sign-cert', f'{pki}/sender.crt',
+                      '--sign-key', f'{pki}/sender.key', '--gateway-cert', f'{pki}/gateway.crt',
+                      '--spool-threshold', '0', '--spool-dir', tmp_path, '--timeout', '60',
+                      '--count', '2', '--repeat', timeout=120)
+    finally:
+        relay.close()
+    assert relay.dropped == 1 and relay.conns >= 2, (relay.dropped, relay.conns)
+    assert r.returncode == 0, r.stderr
+    assert 'sent 2: 2 ok, 0 failed' in r.stderr
+    assert gw.store.totals() == (1, 1, 1)
