@@ -220,8 +220,9 @@ cli_deliver_open(struct cli_deliver_opts *o, struct store **ret)
 		return -1;
 	}
 	o->d.conf = o->conf;
-	if (store_open(o->db != NULL ? o->db : o->conf->store_dsn, ret,
-	    &err) == -1 || store_migrate(*ret, &err) == -1) {
+	if (store_open_timeout(o->db != NULL ? o->db : o->conf->store_dsn,
+	    o->conf->store_timeout_ms, ret, &err) == -1 ||
+	    store_migrate(*ret, &err) == -1) {
 		cli_start_failed("store: ", err.msg);
 		store_close(*ret);
 		*ret = NULL;

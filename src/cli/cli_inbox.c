@@ -342,7 +342,8 @@ cli_inbox_open(const struct cli_inbox_opts *o)
 		cli_fail("", err.msg);
 		goto out;
 	}
-	if (store_open(o->db != NULL ? o->db : c->store_dsn, &s, &err) == -1) {
+	if (store_open_timeout(o->db != NULL ? o->db : c->store_dsn,
+	    c->store_timeout_ms, &s, &err) == -1) {
 		cli_fail("store: ", err.msg);
 		s = NULL;
 	}

@@ -79,7 +79,8 @@ cli_purge_open(const struct cli_purge_opts *o, const struct conf *c)
 	struct store *s = NULL;
 	struct err err = {0};
 
-	if (store_open(o->db != NULL ? o->db : c->store_dsn, &s, &err) == -1 ||
+	if (store_open_timeout(o->db != NULL ? o->db : c->store_dsn,
+	    c->store_timeout_ms, &s, &err) == -1 ||
 	    store_migrate(s, &err) == -1) {
 		cli_fail("store: ", err.msg);
 		store_close(s);

@@ -145,7 +145,8 @@ cli_migrate_store(const struct conf *c, int daemon, size_t *ret_applied)
 	struct err err = {0};
 	int rc = -1;
 
-	if (store_open(c->store_dsn, &s, &err) == 0 && store_migrate(s, &err) == 0) {
+	if (store_open_timeout(c->store_dsn, c->store_timeout_ms, &s,
+	    &err) == 0 && store_migrate(s, &err) == 0) {
 		rc = 0;
 		*ret_applied = s->migrated;
 	} else if (daemon)
@@ -214,7 +215,7 @@ cli_keep_str(char **cur, const char *old, const char *name, struct buf *names)
 
 /*
  * What only a restart changes (listen address, TLS files, threads, limits,
- * store DSN): put the running values back into the reloaded c, so that the
+ * store DSN and timeout): put the running values back into the reloaded c, so that the
  * gateway, the server and the purge all see one consistent set, and name
  * what differed in *names.  0 ok, -1 out of memory.
  */
@@ -235,6 +236,10 @@ cli_keep_fixed(const struct conf *old, struct conf *c, struct buf *names)
 	if (c->threads != old->threads && cli_name(names, "threads") == -1)
 		return -1;
 	c->threads = old->threads;
+	if (c->store_timeout_ms != old->store_timeout_ms &&
+	    cli_name(names, "storeTimeoutSeconds") == -1)
+		return -1;
+	c->store_timeout_ms = old->store_timeout_ms;
 	if (!conf_limits_equal(&c->limits, &old->limits) &&
 	    cli_name(names, "limits") == -1)
 		return -1;

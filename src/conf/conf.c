@@ -434,6 +434,7 @@ conf_new(const char *path)
 	c->store_dsn = strdup("sqlite:var/as4gw.db");
 	c->spool_dir = strdup("/var/tmp");
 	c->threads = 4;
+	c->store_timeout_ms = 30000;
 	c->retention_days = 30;
 	c->retry_window_days = 7;
 	c->purge_interval_s = 3600;

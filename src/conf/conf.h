@@ -306,6 +306,8 @@ struct conf {
 	int listen_port;         /* default 8080 */
 	char *http_path;         /* default /as4 */
 	char *store_dsn;         /* default sqlite:var/as4gw.db */
+	int store_timeout_ms;    /* <storeTimeoutSeconds>, default 30 s
+	                          * (STORE_TIMEOUT_MS): per wait for PostgreSQL */
 	char *spool_dir;         /* <limits><spoolDir>, default /var/tmp (resolved like
 	                          * the store file); serve checks at start that it is
 	                          * a writable directory */

@@ -22,6 +22,8 @@
 #include "../xml/xml.h"
 
 #define CONF_THREADS_MAX 1024ULL
+/* <storeTimeoutSeconds>: an hour at most (per wait for the database) */
+#define CONF_STORE_TIMEOUT_MAX 3600ULL
 
 /* A limit key: where it lives in struct conf_limits and its sane range. */
 struct conf_limit_def {
@@ -414,6 +416,12 @@ conf_gateway(struct conf_ctx *x, const xmlNode *gw)
 	if (conf_listen(x, gw) == -1 || conf_http_path(x, gw) == -1 ||
 	    conf_store(x, gw) == -1)
 		return -1;
+	r = conf_uint(x, gw, "storeTimeoutSeconds", 1, CONF_STORE_TIMEOUT_MAX,
+	    &v);
+	if (r == -1)
+		return -1;
+	if (r == 1)
+		x->c->store_timeout_ms = (int)v * 1000;
 	r = conf_uint(x, gw, "threads", 1, CONF_THREADS_MAX, &v);
 	if (r == -1)
 		return -1;

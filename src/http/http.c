@@ -75,7 +75,8 @@ http_store(struct http_server *srv, struct err *err)
 		(void)pthread_mutex_unlock(&srv->slots_lock);
 	}
 	if (slot->store == NULL &&
-	    store_open(srv->store_dsn, &slot->store, err) == -1)
+	    store_open_timeout(srv->store_dsn, srv->store_timeout_ms,
+	    &slot->store, err) == -1)
 		slot->store = NULL;
 	return slot->store;
 }
@@ -668,6 +669,7 @@ http_server_new(struct conf *conf, struct gateway *gw, struct err *err)
 	atomic_init(&srv->inflight, 0);
 	atomic_init(&srv->stopping, 0);
 	srv->limits = conf->limits;
+	srv->store_timeout_ms = conf->store_timeout_ms;
 	if ((srv->store_dsn = strdup(conf->store_dsn)) == NULL ||
 	    (srv->spool_dir = strdup(conf->spool_dir)) == NULL ||
 	    (srv->gen = http_gen_new(conf, gw)) == NULL) {

@@ -44,6 +44,7 @@ struct http_server {
 	struct http_gen *gen;      /* current; new requests take it */
 	struct conf_limits limits; /* fixed at start, like the daemon's options */
 	char *store_dsn;           /* fixed at start: the worker connections' */
+	int store_timeout_ms;      /* fixed at start, like store_dsn */
 	char *spool_dir;           /* fixed at start: <limits><spoolDir> */
 	struct http_guard *guard;
 	atomic_int inflight;

@@ -238,7 +238,8 @@ retention_run(struct retention_thread *t)
 	struct err err = {0};
 	int64_t started = clock_mono_ms(), at = clock_epoch_ms();
 
-	if (t->s == NULL && store_open(t->c->store_dsn, &t->s, &err) == -1) {
+	if (t->s == NULL && store_open_timeout(t->c->store_dsn,
+	    t->c->store_timeout_ms, &t->s, &err) == -1) {
 		t->s = NULL;
 		log_msg(LOG_WARN, "purge: could not open the store: %s",
 		    err.msg);

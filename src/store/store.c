@@ -30,6 +30,14 @@ store_is_pg_dsn(const char *dsn)
 int
 store_open(const char *dsn, struct store **ret, struct err *err)
 {
+	return store_open_timeout(dsn, STORE_TIMEOUT_MS, ret, err);
+}
+
+/* store_open with the store's timeout (store.h). */
+int
+store_open_timeout(const char *dsn, int timeout_ms, struct store **ret,
+    struct err *err)
+{
 	size_t plen = strlen(STORE_SQLITE_PREFIX);
 
 	if (dsn == NULL || *dsn == '\0')
@@ -41,7 +49,7 @@ store_open(const char *dsn, struct store **ret, struct err *err)
 		return store_sqlite_open(dsn + plen, ret, err);
 	}
 	if (store_is_pg_dsn(dsn))
-		return store_pg_open(dsn, ret, err);
+		return store_pg_open(dsn, timeout_ms, ret, err);
 	return err_set(err, ERR_CONF, NULL,
 	    "store dsn must start with sqlite:, postgresql:// or postgres://");
 }

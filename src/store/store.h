@@ -319,6 +319,18 @@ struct store {
  */
 int store_open(const char *dsn, struct store **ret, struct err *err);
 
+/*
+ * store_open() with a deadline on every wait for a database server
+ * (PostgreSQL; <storeTimeoutSeconds>): a query's answer, a connection
+ * attempt, sent bytes unacknowledged.  Per wait, not per statement: a long
+ * COPY that makes progress goes on.  On expiry the connection is given up
+ * (ERR_STORE; the next call reconnects).  timeout_ms <= 0: STORE_TIMEOUT_MS.
+ * SQLite has its own lock wait (STORE_SQLITE_BUSY_MS) and ignores it.
+ */
+#define STORE_TIMEOUT_MS 30000
+int store_open_timeout(const char *dsn, int timeout_ms, struct store **ret,
+    struct err *err);
+
 /* Apply pending migrations under a lock (idempotent); s->migrated says
  * how many this call applied (0: the schema was current). */
 int store_migrate(struct store *s, struct err *err);
@@ -530,7 +542,8 @@ void store_close(struct store *s);
 int store_sqlite_open(const char *path, struct store **ret, struct err *err);
 
 /* Connect to PostgreSQL with the whole libpq DSN/URI. */
-int store_pg_open(const char *dsn, struct store **ret, struct err *err);
+int store_pg_open(const char *dsn, int timeout_ms, struct store **ret,
+    struct err *err);
 
 /*
  * Iterate the embedded migrations of one backend ("sqlite", "postgresql") in

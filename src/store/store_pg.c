@@ -38,7 +38,8 @@
 
 /* A DSN may override these; client_encoding is forced after it. */
 #define STORE_PG_APP_NAME "as4gw"
-#define STORE_PG_CONNECT_TIMEOUT "10"
+/* connect_timeout (s): the store's timeout, at most this */
+#define STORE_PG_CONNECT_TIMEOUT_MAX 10
 /* TCP keepalives (libpq "keepalives_*"): a primary cut off the network is
  * noticed after idle + interval * count seconds, not the kernel's 2 hours
  * (the request gets 503, the next call reconnects to the new primary). */
@@ -134,6 +135,10 @@ store_pg_fail(struct store_pg *s, const char *what, const PGresult *res,
 	size_t n;
 
 	(void)store_pg_gone(s, res);
+	if (s->timed_out)
+		return err_set(err, ERR_STORE, NULL, "could not %s: no answer "
+		    "from postgresql within %d ms (storeTimeoutSeconds)", what,
+		    s->timeout_ms);
 	if (*msg == '\0')
 		msg = PQerrorMessage(s->conn);
 	n = strlen(msg);
@@ -172,6 +177,7 @@ store_pg_ensure(struct store_pg *s, struct err *err)
 	if (!store_pg_gone(s, NULL))
 		return 0;
 	s->stale = 0;
+	s->timed_out = 0;
 	s->prepared = 0;
 	s->listening = 0;
 	PQreset(s->conn);
@@ -185,7 +191,7 @@ static int
 store_pg_cmd(struct store_pg *s, const char *sql, const char *what,
     struct err *err)
 {
-	PGresult *res = PQexec(s->conn, sql);
+	PGresult *res = store_pg_query(s, sql);
 	ExecStatusType st = PQresultStatus(res);
 	int rc = 0;
 
@@ -211,7 +217,7 @@ store_pg_begin(struct store_pg *s, const char *sql, const char *what,
 	if (store_pg_ensure(s, &first) == 0 && store_pg_prepare(s, &first) == 0 &&
 	    store_pg_cmd(s, sql, what, &first) == 0)
 		return 0;
-	if (!store_pg_gone(s, NULL)) {
+	if (!store_pg_gone(s, NULL) || s->timed_out) {
 		*err = first;
 		return -1;
 	}
@@ -227,7 +233,7 @@ store_pg_begin(struct store_pg *s, const char *sql, const char *what,
 static int
 store_pg_commit(struct store_pg *s, struct err *err)
 {
-	PGresult *res = PQexec(s->conn, "COMMIT");
+	PGresult *res = store_pg_query(s, "COMMIT");
 	int rc = -1;
 
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
@@ -248,7 +254,7 @@ store_pg_abort(struct store_pg *s)
 	PGTransactionStatusType ts = PQtransactionStatus(s->conn);
 
 	if (ts == PQTRANS_INTRANS || ts == PQTRANS_INERROR)
-		PQclear(PQexec(s->conn, "ROLLBACK"));
+		PQclear(store_pg_query(s, "ROLLBACK"));
 }
 
 /* Prepare n statements of one table; -1 at the first failure. */
@@ -259,8 +265,8 @@ store_pg_prepare_table(struct store_pg *s, const struct store_pg_stmt *t,
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		PGresult *res = PQprepare(s->conn, t[i].name, t[i].sql,
-		    t[i].n_params, t[i].types);
+		PGresult *res = store_pg_finish(s, PQsendPrepare(s->conn,
+		    t[i].name, t[i].sql, t[i].n_params, t[i].types));
 		int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
 
 		if (!ok)
@@ -285,7 +291,7 @@ store_pg_prepare(struct store_pg *s, struct err *err)
 	    err) == -1 || store_pg_prepare_table(s, store_pg_queue_stmts,
 	    store_pg_queue_count, err) == -1) {
 		/* so the next attempt can prepare them all again */
-		PQclear(PQexec(s->conn, "DEALLOCATE ALL"));
+		PQclear(store_pg_query(s, "DEALLOCATE ALL"));
 		return -1;
 	}
 	s->prepared = 1;
@@ -303,8 +309,8 @@ store_pg_exec(struct store_pg *s, const struct store_pg_stmt *stmt,
 	PGresult *res;
 	ExecStatusType st;
 
-	res = PQexecPrepared(s->conn, stmt->name, stmt->n_params, p->values,
-	    p->lengths, p->formats, binary_result);
+	res = store_pg_finish(s, PQsendQueryPrepared(s->conn, stmt->name,
+	    stmt->n_params, p->values, p->lengths, p->formats, binary_result));
 	st = PQresultStatus(res);
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
 		(void)store_pg_fail(s, stmt->what, res, err);
@@ -330,7 +336,7 @@ store_pg_call(struct store_pg *s, const struct store_pg_stmt *st,
 	    store_pg_prepare(s, &first) == 0 &&
 	    (res = store_pg_exec(s, st, p, binary_result, &first)) != NULL)
 		return res;
-	if (!store_pg_gone(s, NULL)) {
+	if (!store_pg_gone(s, NULL) || s->timed_out) {
 		if (err != NULL)
 			*err = first;
 		return NULL;
@@ -620,9 +626,9 @@ store_pg_applied(struct store_pg *s, const char *name, struct err *err)
 	PGresult *res;
 	int rc = -1;
 
-	res = PQexecParams(s->conn,
+	res = store_pg_finish(s, PQsendQueryParams(s->conn,
 	    "SELECT 1 FROM schema_migrations WHERE name = $1", 1, NULL, values,
-	    NULL, NULL, 0);
+	    NULL, NULL, 0));
 	if (PQresultStatus(res) == PGRES_TUPLES_OK)
 		rc = PQntuples(res) > 0 ? 1 : 0;
 	else
@@ -639,9 +645,9 @@ store_pg_record(struct store_pg *s, const char *name, struct err *err)
 	PGresult *res;
 	int rc = 0;
 
-	res = PQexecParams(s->conn,
+	res = store_pg_finish(s, PQsendQueryParams(s->conn,
 	    "INSERT INTO schema_migrations (name) VALUES ($1)", 1, NULL, values,
-	    NULL, NULL, 0);
+	    NULL, NULL, 0));
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		rc = store_pg_fail(s, "record migration", res, err);
 	PQclear(res);
@@ -760,22 +766,32 @@ static const struct store_ops store_pg_ops = {
  * and keeps the first that takes writes.
  */
 int
-store_pg_open(const char *dsn, struct store **ret, struct err *err)
+store_pg_open(const char *dsn, int timeout_ms, struct store **ret,
+    struct err *err)
 {
+	char ct[16], ut[16];
 	const char *const keys[] = { "application_name", "connect_timeout",
-	    "keepalives_idle", "keepalives_interval", "keepalives_count",
-	    "dbname", "client_encoding", NULL };
-	const char *const vals[] = { STORE_PG_APP_NAME,
-	    STORE_PG_CONNECT_TIMEOUT, STORE_PG_KEEPALIVES_IDLE,
-	    STORE_PG_KEEPALIVES_INTERVAL, STORE_PG_KEEPALIVES_COUNT, dsn, "UTF8",
-	    NULL };
+	    "tcp_user_timeout", "keepalives_idle", "keepalives_interval",
+	    "keepalives_count", "dbname", "client_encoding", NULL };
+	const char *const vals[] = { STORE_PG_APP_NAME, ct, ut,
+	    STORE_PG_KEEPALIVES_IDLE, STORE_PG_KEEPALIVES_INTERVAL,
+	    STORE_PG_KEEPALIVES_COUNT, dsn, "UTF8", NULL };
 	struct store_pg *s;
 	int rc = -1;
 
+	if (timeout_ms <= 0)
+		timeout_ms = STORE_TIMEOUT_MS;
+	/* a connection attempt waits the store's timeout too (libpq: whole
+	 * seconds, at least 2), per host of a multi-host DSN */
+	(void)snprintf(ct, sizeof(ct), "%d", timeout_ms / 1000 <
+	    STORE_PG_CONNECT_TIMEOUT_MAX ? (timeout_ms + 999) / 1000 :
+	    STORE_PG_CONNECT_TIMEOUT_MAX);
+	(void)snprintf(ut, sizeof(ut), "%d", timeout_ms);
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	s->base.ops = &store_pg_ops;
+	s->timeout_ms = timeout_ms;
 	s->conn = PQconnectdbParams(keys, vals, 1);
 	if (s->conn == NULL) {
 		(void)err_set(err, ERR_INTERNAL, NULL, "out of memory");

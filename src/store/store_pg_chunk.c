@@ -142,7 +142,7 @@ store_pg_chunk_copy(struct store_pg *s, const struct store_message *m,
 			break;
 	if (i == m->n_parts)
 		return 0;
-	res = PQexec(s->conn, STORE_PG_CHUNK_COPY);
+	res = store_pg_query(s, STORE_PG_CHUNK_COPY);
 	if (PQresultStatus(res) != PGRES_COPY_IN) {
 		(void)store_pg_fail(s, "insert payload chunk", res, err);
 		PQclear(res);
@@ -182,7 +182,8 @@ store_pg_chunk_query(struct store_pg *s, const char *sql,
 			(void)store_pg_fail(s, "read payload", NULL, err);
 		return NULL;
 	}
-	res = PQexecParams(s->conn, sql, 3, NULL, v, NULL, NULL, 1);
+	res = store_pg_finish(s, PQsendQueryParams(s->conn, sql, 3, NULL, v,
+	    NULL, NULL, 1));
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		(void)store_pg_fail(s, "read payload", res, err);
 		PQclear(res);
@@ -195,7 +196,8 @@ store_pg_chunk_query(struct store_pg *s, const char *sql,
 static void
 store_pg_chunk_drain(struct store_pg *s, int cancel)
 {
-	PGcancel *c = cancel ? PQgetCancel(s->conn) : NULL;
+	/* not to a server that did not answer: PQcancel would wait on it */
+	PGcancel *c = cancel && !s->timed_out ? PQgetCancel(s->conn) : NULL;
 	char buf[256];
 	PGresult *res;
 
@@ -203,7 +205,7 @@ store_pg_chunk_drain(struct store_pg *s, int cancel)
 		(void)PQcancel(c, buf, (int)sizeof(buf));
 		PQfreeCancel(c);
 	}
-	while ((res = PQgetResult(s->conn)) != NULL)
+	while ((res = store_pg_result(s)) != NULL)
 		PQclear(res);
 }
 
@@ -267,7 +269,7 @@ store_pg_chunk_stream(struct store_pg *s, const struct store_payload_key *k,
 		store_pg_chunk_drain(s, 0);
 		return -1;
 	}
-	while (rc == 0 && (res = PQgetResult(s->conn)) != NULL) {
+	while (rc == 0 && (res = store_pg_result(s)) != NULL) {
 		switch (PQresultStatus(res)) {
 		case PGRES_SINGLE_TUPLE:
 			rc = store_pg_chunk_give(res, &rd, err);
@@ -335,7 +337,7 @@ store_pg_payload_read(struct store *base, const struct store_payload_key *k,
 	    " READ ONLY", "begin transaction", err) == -1)
 		return -1;
 	rc = store_pg_chunk_read(s, k, fn, ctx, err);
-	res = PQexec(s->conn, rc == -1 ? "ROLLBACK" : "COMMIT");
+	res = store_pg_query(s, rc == -1 ? "ROLLBACK" : "COMMIT");
 	if (rc != -1 && PQresultStatus(res) != PGRES_COMMAND_OK)
 		rc = store_pg_fail(s, "end transaction", res, err);
 	PQclear(res);

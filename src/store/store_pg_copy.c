@@ -93,7 +93,7 @@ store_pg_copy_end(struct store_pg *s, int ok, struct err *err)
 
 	if (PQputCopyEnd(s->conn, ok ? NULL : "as4gw: payload not sent") != 1)
 		rc = store_pg_fail(s, "insert payload", NULL, err);
-	while ((res = PQgetResult(s->conn)) != NULL) {
+	while ((res = store_pg_result(s)) != NULL) {
 		ExecStatusType st = PQresultStatus(res);
 
 		if (st != PGRES_COMMAND_OK)
@@ -117,7 +117,7 @@ int
 store_pg_copy_parts(struct store_pg *s, const struct store_message *m,
     struct err *err)
 {
-	PGresult *res = PQexec(s->conn, STORE_PG_COPY_SQL);
+	PGresult *res = store_pg_query(s, STORE_PG_COPY_SQL);
 	struct buf b = { 0 };
 	size_t i;
 	int ok;

@@ -48,11 +48,11 @@ store_pg_find_exec(struct store_pg *s, const char *const *values,
 		res = NULL;
 		if (store_pg_ensure(s, err) == -1)
 			return NULL;
-		res = PQexecParams(s->conn, STORE_PGF_FIND, 2, NULL, values,
-		    NULL, NULL, 0);
+		res = store_pg_finish(s, PQsendQueryParams(s->conn,
+		    STORE_PGF_FIND, 2, NULL, values, NULL, NULL, 0));
 		if (PQresultStatus(res) == PGRES_TUPLES_OK)
 			return res;
-		if (!store_pg_gone(s, res))
+		if (!store_pg_gone(s, res) || s->timed_out)
 			break;
 	}
 	(void)store_pg_fail(s, "look up message", res, err);

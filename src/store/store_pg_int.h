@@ -42,7 +42,25 @@ struct store_pg {
 	int listening;  /* LISTEN as4gw_inbox done on this connection */
 	int pending;    /* a NOTIFY was sent, its answer not read yet */
 	int stale;      /* the server is no primary any more: reconnect */
+	int timed_out;  /* a wait passed timeout_ms: stale, not retried */
+	int timeout_ms; /* <storeTimeoutSeconds>: per wait for the server */
 };
+
+/*
+ * The deadline on waits for the server (store_pg_wait.c).  store_pg_await:
+ * until a result can be read without blocking; 0, or -1 when the server
+ * said nothing for timeout_ms — then store_pg_expire() has shut the socket
+ * down (libpq's next call fails at once) and marked the connection stale
+ * and timed out.  store_pg_result: PQgetResult after it.  store_pg_finish:
+ * PQexec's end for a command sent with PQsend* (sent: what that returned).
+ * store_pg_query: PQexec.
+ */
+void store_pg_expire(struct store_pg *s);
+int store_pg_await(struct store_pg *s);
+PGresult *store_pg_result(struct store_pg *s);
+PGresult *store_pg_finish(struct store_pg *s, int sent);
+PGresult *store_pg_query(struct store_pg *s, const char *sql);
+
 
 /* The queue's statements (store_pg_queue.c), prepared with accept's. */
 extern const struct store_pg_stmt store_pg_queue_stmts[];
@@ -55,8 +73,9 @@ int store_pg_fail(struct store_pg *s, const char *what, const PGresult *res,
 /*
  * Read the answer of a NOTIFY sent without waiting (store_pg_accept), so the
  * connection is idle again; its errors are ignored.  Every use of the
- * connection starts with it (store_pg_ensure does), blocking (timeout_ms
- * -1); store_close waits timeout_ms at most, then leaves it unread.
+ * connection starts with it (store_pg_ensure does), timeout_ms -1: within
+ * the store's timeout (store_pg_await); store_close waits timeout_ms at
+ * most, then leaves it unread.
  */
 void store_pg_settle(struct store_pg *s, int timeout_ms);
 

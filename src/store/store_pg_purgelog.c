@@ -49,12 +49,12 @@ store_pg_purgelog_exec(struct store_pg *s, const char *sql, int n,
 		res = NULL;
 		if (store_pg_ensure(s, err) == -1)
 			return NULL;
-		res = PQexecParams(s->conn, sql, n, NULL, values, NULL, NULL,
-		    0);
+		res = store_pg_finish(s, PQsendQueryParams(s->conn, sql, n,
+		    NULL, values, NULL, NULL, 0));
 		st = PQresultStatus(res);
 		if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 			return res;
-		if (!store_pg_gone(s, res))
+		if (!store_pg_gone(s, res) || s->timed_out)
 			break;
 	}
 	(void)store_pg_fail(s, what, res, err);

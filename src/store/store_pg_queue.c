@@ -407,7 +407,8 @@ store_pg_queue_notify(struct store_pg *s, const char *message_id)
 }
 
 /* Wait until the connection is not busy: 0, or -1 when it failed or
- * timeout_ms (unless negative) passed first. */
+ * timeout_ms passed first (negative: the store's timeout,
+ * store_pg_await). */
 static int
 store_pg_queue_idle(struct store_pg *s, int64_t deadline, int timeout_ms)
 {
@@ -416,7 +417,7 @@ store_pg_queue_idle(struct store_pg *s, int64_t deadline, int timeout_ms)
 
 	while (PQisBusy(s->conn)) {
 		if (timeout_ms < 0)
-			return 0;  /* PQgetResult may block */
+			return store_pg_await(s);  /* the store's deadline */
 		left = deadline - clock_mono_ms();
 		pfd.fd = PQsocket(s->conn);
 		pfd.events = POLLIN;

@@ -28,6 +28,7 @@ instances on the multi-host DSN and one `as4gw deliver --follow`, and:
 Each violation is recorded where it is found (Run.violation).
 """
 import http.client
+import json
 import os
 import random
 import shutil
@@ -37,6 +38,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -234,6 +236,59 @@ class Run:
             if time.time() > deadline:
                 raise RuntimeError(f'only {self.counts["receipt"]} Receipts of {goal}')
             time.sleep(0.05)
+
+    # ---- the price of the second copy (bench) -----------------------------------
+    def set_synchronous(self, on, timeout=60):
+        """Turn Patroni's synchronous_mode on or off (PATCH /config, the REST
+        form of `patronictl edit-config`) and wait until the primary's
+        synchronous_standby_names says so."""
+        c = self.cluster
+        leader = c.leader()
+        req = urllib.request.Request(c.rest(leader, '/config'), method='PATCH',
+                                     data=json.dumps({'synchronous_mode': on}).encode(),
+                                     headers={'Content-Type': 'application/json'})
+        urllib.request.urlopen(req, timeout=10).read()
+        deadline = time.time() + timeout
+        while (c.psql(leader, 'SHOW synchronous_standby_names') != '') != on or \
+                (on and c.sync_standby() is None):
+            if time.time() > deadline:
+                raise RuntimeError(f'synchronous_mode {on} not in effect after {timeout} s')
+            time.sleep(0.2)
+
+    def throughput(self, n, clients=8):
+        """Push n signed messages, signed before the clock starts, from
+        clients threads over both gateways (each retried until it has a
+        Receipt); messages per second."""
+        if self.signer is None:
+            raise RuntimeError('signed pushes need lxml and cryptography')
+        todo = []
+        for _ in range(n):
+            mid = f'{uuid.uuid4().hex}@as4gw-tp'
+            payload = os.urandom(16).hex().encode() + b'-payload'
+            ct, body = self.signer.make(mid, payload)
+            m = Msg(mid, ct, body, payload)
+            with self.lock:
+                self.msgs[mid] = m
+            todo.append(m)
+        it = iter(todo)
+
+        def worker(k):
+            while True:
+                with self.lock:
+                    m = next(it, None)
+                if m is None:
+                    return
+                tries = 0
+                while not self.send(m, self.gws[k % len(self.gws)]) and tries < 50:
+                    tries += 1
+                    time.sleep(0.2)
+        t0 = time.time()
+        ts = [threading.Thread(target=worker, args=(k,)) for k in range(clients)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return n / (time.time() - t0)
 
     # ---- failover ---------------------------------------------------------------
     def readyz(self, gw):
