@@ -50,6 +50,38 @@ sys.path.insert(0, os.path.join(SRC, 'conf', 'ha'))
 import ha  # noqa: E402
 
 REQUEST_TIMEOUT = 60
+# the gateways' <storeTimeoutSeconds>: how long a worker waits for a hung
+# primary (failover(how='stop')) before it answers 503 and reconnects
+STORE_TIMEOUT = 3
+
+
+def process_tree(*roots):
+    """The pids of roots and every process under them (/proc)."""
+    kids = {}
+    for d in os.listdir('/proc'):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f'/proc/{d}/stat') as f:
+                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(int(d))
+    out, todo = set(), list(roots)
+    while todo:
+        p = todo.pop()
+        if p not in out:
+            out.add(p)
+            todo.extend(kids.get(p, []))
+    return sorted(out)
+
+
+def signal_pids(pids, sig):
+    for p in pids:
+        try:
+            os.kill(p, sig)
+        except ProcessLookupError:
+            pass
 
 
 def post(port, ct, body, path='/as4', method='POST'):
@@ -121,7 +153,9 @@ class Run:
                 text = f.read()
             with open(gw.config, 'w') as f:
                 f.write(text.replace('</signing>', '</signing>\n    <purge>'
-                                     '<intervalSeconds>1</intervalSeconds></purge>', 1))
+                                     '<intervalSeconds>1</intervalSeconds></purge>\n'
+                                     f'    <storeTimeoutSeconds>{STORE_TIMEOUT}'
+                                     '</storeTimeoutSeconds>', 1))
             self.gws.append(gw.start())
         try:
             self.signer = crashlib.Signer(self.binary, self.pki, self.dir)
@@ -297,17 +331,33 @@ class Run:
         except (OSError, http.client.HTTPException):
             return None
 
-    def failover(self, settle_receipts=20, timeout=90):
-        """SIGKILL the primary's postmaster, wait for the new primary, the
-        first new Receipt after the kill and the old primary's return as
-        the synchronous standby.  Returns (old, new, seconds kill->accept)."""
+    def failover(self, settle_receipts=20, timeout=90, how='kill'):
+        """SIGKILL the primary's postmaster (how='kill'), or freeze its whole
+        node (how='stop': SIGSTOP of its Patroni, postmaster and backends,
+        a hung host: the leader lock expires after ttl, the gateways' waits
+        on it after STORE_TIMEOUT; SIGCONT once the standby is promoted);
+        wait for the new primary, the first new Receipt after the kill and
+        the old primary's return as the synchronous standby.  Returns (old,
+        new, seconds kill->accept)."""
         c = self.cluster
         old = c.leader()
         if old is None:
             raise RuntimeError('no primary before the kill')
         pid = c.postmaster_pid(old)
+        frozen = []
         t_kill = self.last_kill = time.time()
-        os.kill(pid, signal.SIGKILL)
+        if how == 'stop':
+            frozen = process_tree(c.procs[f'patroni{old}'].pid, pid)
+            signal_pids(frozen, signal.SIGSTOP)
+        else:
+            os.kill(pid, signal.SIGKILL)
+        try:
+            return self._failover_wait(old, t_kill, settle_receipts, timeout, frozen)
+        finally:
+            signal_pids(frozen, signal.SIGCONT)
+
+    def _failover_wait(self, old, t_kill, settle_receipts, timeout, frozen):
+        c = self.cluster
         # Until Patroni promotes the standby (a second or more) no node takes
         # writes: /readyz must say 503 meanwhile.  (For some milliseconds
         # the killed postmaster's orphaned backends still answer on their
@@ -335,6 +385,10 @@ class Run:
             raise RuntimeError(f'no Receipt for a new message within {timeout} s of the '
                                f'promotion')
         acc[0] += self.first_accept_after[0] - t_kill
+        # the frozen node wakes up: its Patroni finds the lock lost and
+        # demotes it (a commit it takes meanwhile waits for its old
+        # synchronous standby, then 503 after STORE_TIMEOUT)
+        signal_pids(frozen, signal.SIGCONT)
         for gw in self.gws:
             deadline = time.time() + 30
             while self.readyz(gw) != 200:

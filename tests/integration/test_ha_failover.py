@@ -3,7 +3,9 @@
 as4gw instances on the multi-host DSN and a `deliver --follow`; concurrent
 signed and unsigned pushes, some retried; the primary's postmaster SIGKILLed
 twice in a row (Patroni promotes the synchronous standby; the old primary
-rejoins with pg_rewind).  Checks (tests/integration/halib.py): no Receipt
+rejoins with pg_rewind), then the primary's node frozen (SIGSTOP of its
+Patroni, postmaster and backends: a hung host; the gateways' waits end
+after <storeTimeoutSeconds>, the leader lock expires, the gateways follow).  Checks (tests/integration/halib.py): no Receipt
 lost or changed, nothing stored twice, every answer a Receipt or 503 +
 Retry-After, /readyz 503 while there is no primary, retries after the
 failover get the stored Receipt, every message delivered, the background
@@ -24,6 +26,7 @@ import sys
 import pytest
 
 from conftest import BIN
+import halib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
                                 'conf', 'ha'))
@@ -59,7 +62,6 @@ def ha_run(pki, tmp_path):
                f'(scripts/test installs them)')
         sys.stderr.write(f'\nSKIPPED (loudly): {why}\n')
         pytest.skip(why)
-    import halib
     run = halib.Run(BIN, pki, tmp_path, free_base(),
                     log=lambda s: sys.stderr.write(s + '\n'))
     try:
@@ -76,6 +78,12 @@ def test_failover_no_acknowledged_loss(ha_run):
     for _ in range(FAILOVERS):
         old, new, seconds = run.failover()
         assert new is not None and new != old, f'no new primary (was pg{old})'
+    # a hung primary: its node frozen (SIGSTOP); the gateways' waits on it
+    # end after storeTimeoutSeconds (503), the lock expires after ttl, the
+    # gateways follow to the promoted standby
+    old, new, seconds = run.failover(how='stop')
+    assert new is not None and new != old, f'no new primary (was pg{old}, frozen)'
+    assert seconds < 10 + 4 * halib.STORE_TIMEOUT + 15, seconds
     # the standby lost (synchronous_mode_strict off, README "High
     # availability"): accepted again after Patroni's next loop
     standby_lost = run.lose_standby()
@@ -90,7 +98,7 @@ def test_failover_no_acknowledged_loss(ha_run):
     sys.stderr.write(summary + '\n')
     assert run.violations == [], f'{summary}\n' + '\n'.join(run.violations[:30])
     assert stored == len(run.msgs)
-    assert len(run.timings) == FAILOVERS
+    assert len(run.timings) == FAILOVERS + 1
     # the switch was seen: requests in flight got 503 (never a Receipt for
     # something not committed), and retries of acknowledged messages came back
     assert run.counts['503'] > 0

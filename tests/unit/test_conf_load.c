@@ -40,6 +40,7 @@ test_conf_minimal_defaults(void **state)
 	assert_string_equal(c->http_path, "/as4");
 	assert_string_equal(c->store_dsn, "sqlite:" FIX "var/as4gw.db");
 	assert_int_equal(c->threads, 4);
+	assert_int_equal(c->store_timeout_ms, 30000);
 	assert_null(c->tls_cert);
 	assert_null(c->tls_key);
 	assert_string_equal(c->sign_cert, FIX "dummy-cert.pem");
@@ -190,6 +191,7 @@ test_conf_full(void **state)
 	assert_string_equal(c->store_dsn,
 	    "postgresql://as4gw@db.example/as4gw?sslmode=require");
 	assert_int_equal(c->threads, 8);
+	assert_int_equal(c->store_timeout_ms, 7000);
 	assert_string_equal(c->tls_cert, FIX "../conf/dummy-cert.pem");
 	assert_string_equal(c->tls_key, FIX "dummy-key.pem");
 	assert_string_equal(c->sign_key, FIX "dummy-key.pem");

@@ -41,6 +41,7 @@ static const struct conf_bad_case conf_bad_cases[] = {
 	{ FIX "store-scheme.xml", "scheme must be sqlite:, postgresql://", 5 },
 	{ FIX "store-empty.xml", "store \"sqlite:\": no database file", 5 },
 	{ FIX "threads-big.xml", "threads must be between 1 and 1024, not 5000", 5 },
+	{ FIX "store-timeout-big.xml", "not valid against the schema", 5 },
 	{ FIX "limit-body.xml", "maxBodyBytes must be between 1024 and", 5 },
 	{ FIX "limit-depth.xml", "maxXmlDepth must be between 16 and 4096", 5 },
 	{ FIX "limit-huge.xml", "maxXmlNodes must be between 100 and 100000000", 5 },
