@@ -94,7 +94,8 @@ def test_failover_no_acknowledged_loss(ha_run):
     summary = (f'{len(run.msgs)} messages, {stored} stored, {sends} sends, '
                f'{run.counts["503"]} x 503, {run.counts["resend_after_receipt"]} '
                f'retries of acknowledged messages, failovers (old, new, kill->accept s, '
-               f'kill->rejoined s) {run.timings}, standby lost -> accept {standby_lost:.2f} s')
+               f'kill->rejoined s) {run.timings}, standby lost -> accept {standby_lost:.2f} s, '
+               f'{run.takeovers} claims in flight at a kill taken over')
     sys.stderr.write(summary + '\n')
     assert run.violations == [], f'{summary}\n' + '\n'.join(run.violations[:30])
     assert stored == len(run.msgs)
