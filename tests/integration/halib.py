@@ -140,6 +140,7 @@ class Run:
         self.last_kill = None
         self.kills = []                  # the time of every kill / freeze
         self.takeovers = 0               # claims recovered by check_store
+        self.checked = False             # check_store ran: logs not needed
 
     def violation(self, text):
         with self.lock:
@@ -189,7 +190,7 @@ class Run:
         for gw in self.gws:
             gw.stop()
         self.cluster.stop()
-        if self.violations:
+        if self.violations or not self.checked:
             self.log(f'cluster logs kept in {self.hadir}/log')
         else:
             shutil.rmtree(self.hadir, ignore_errors=True)
@@ -525,6 +526,7 @@ class Run:
         if missing:
             self.violation(f'{len(missing)} stored messages not delivered by the '
                            f'deliverer (it did not follow the primary)')
+        self.checked = True
         return len(stored)
 
     def take_over_claims(self, missing):
