@@ -119,7 +119,7 @@ PGresult *store_pg_exec(struct store_pg *s, const struct store_pg_stmt *st,
 PGresult *store_pg_call(struct store_pg *s, const struct store_pg_stmt *st,
     const struct store_pg_params *p, int binary_result, struct err *err);
 
-/* Binary wire helpers (store_pg.c) for arrays and COPY rows: v as 4 bytes
+/* Binary wire helpers (store_pg_wire.c) for arrays and COPY rows: v as 4 bytes
  * in network order at p / appended to b; a field (int32 length, -1 for
  * NULL data, then the bytes) and a string field (NULL stays NULL).  The
  * appending ones return 0, or -1 when out of memory. */
@@ -197,7 +197,8 @@ int store_pg_payload_read(struct store *base,
     const struct store_payload_key *k, store_read_fn fn, void *ctx,
     struct err *err);
 
-/* An n-byte network-order integer of a binary result column. */
+/* An n-byte network-order integer of a binary result column
+ * (store_pg_wire.c). */
 uint64_t store_pg_get(const char *p, int n);
 
 /*
