@@ -231,26 +231,35 @@ store_copy_present(struct store_copy_src *s, struct store_copy_dst *d,
 	return store_copy_src_counts(s, from, id, skipped, err);
 }
 
+/* What copying the inbox rows works with. */
+struct store_copy_run {
+	struct store_copy_src *s;
+	struct store_copy_dst *d;
+	struct store_copy_cut *cut;
+	int merge;
+};
+
 /* One inbox row with its payloads, chunks and delivery row (or, already
  * in the target, skipped). */
 static int
-store_copy_one(struct store_copy_src *s, struct store_copy_dst *d,
-    const struct store_copy_row *r, int merge, struct store_copy_cut *cut,
-    struct store_copy_report *ret, struct err *err)
+store_copy_one(const struct store_copy_run *run,
+    const struct store_copy_row *r, struct store_copy_report *ret,
+    struct err *err)
 {
 	static const enum store_copy_table kids[] = { STORE_COPY_T_PAYLOAD,
 	    STORE_COPY_T_CHUNK, STORE_COPY_T_DELIVERY };
 	size_t i;
 	int n;
 
-	if (store_copy_dst_put(d, STORE_COPY_T_INBOX, r, &n, err) == -1)
+	if (store_copy_dst_put(run->d, STORE_COPY_T_INBOX, r, &n, err) == -1)
 		return -1;
 	if (n == 0)
-		return store_copy_present(s, d, r, merge, &ret->skipped, err);
-	store_copy_cut_key(cut, r->v[0], r->v[1]);
+		return store_copy_present(run->s, run->d, r, run->merge,
+		    &ret->skipped, err);
+	store_copy_cut_key(run->cut, r->v[0], r->v[1]);
 	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
-		if (store_copy_children(s, d, kids[i], cut, &ret->chunked,
-		    err) == -1)
+		if (store_copy_children(run->s, run->d, kids[i], run->cut,
+		    &ret->chunked, err) == -1)
 			return -1;
 	return 0;
 }
@@ -265,6 +274,7 @@ store_copy_inbox(const struct store_copy_opts *o, struct store_copy_src *s,
     struct err *err)
 {
 	struct store_copy_cut cut;
+	struct store_copy_run run = { s, d, &cut, o->merge };
 	struct store_copy_row r;
 	int64_t done = 0;
 	int got = -1;
@@ -273,7 +283,7 @@ store_copy_inbox(const struct store_copy_opts *o, struct store_copy_src *s,
 		goto out;
 	while ((got = store_copy_src_next(s, STORE_COPY_T_INBOX, &r,
 	    err)) == 1) {
-		if (store_copy_one(s, d, &r, o->merge, &cut, ret, err) == -1) {
+		if (store_copy_one(&run, &r, ret, err) == -1) {
 			got = -1;
 			break;
 		}
