@@ -374,8 +374,6 @@ t_chunk_pages(void **state)
 	size_t n;
 
 	NEED(c);
-	if (!c->pg)
-		testutil_skip("PostgreSQL's page layout (sqlite: 1 MiB chunks)");
 	a = arena_new(0);
 	s = topen(c);
 	tcount(c, "SELECT count(*) FROM pg_attribute WHERE attrelid ="
@@ -423,8 +421,6 @@ t_chunk_old_size(void **state)
 	size_t n1, n2;
 
 	NEED(c);
-	if (!c->pg)
-		testutil_skip("PostgreSQL's chunks of older versions");
 	a = arena_new(0);
 	s = topen(c);
 	tch_msg(&t, "old-c", 0x91, above, above);
@@ -460,7 +456,8 @@ t_chunk_old_size(void **state)
 
 #define CHUNK_TESTS(ctx) \
 	BT(t_chunk_roundtrip, ctx), BT(t_chunk_gap, ctx), \
-	BT(t_migrate_chunk_rows, ctx), BT(t_chunk_fault, ctx), \
-	BT(t_chunk_pages, ctx), BT(t_chunk_old_size, ctx)
+	BT(t_migrate_chunk_rows, ctx), BT(t_chunk_fault, ctx)
+#define CHUNK_PG_ONLY \
+	BT(t_chunk_pages, &ctx_pg), BT(t_chunk_old_size, &ctx_pg)
 
-TSTORE_MAIN("store chunk", CHUNK_TESTS, TSTORE_PG_NONE)
+TSTORE_MAIN("store chunk", CHUNK_TESTS, CHUNK_PG_ONLY)

@@ -235,10 +235,6 @@ t_page_size(void **state)
 	struct tmsg t;
 
 	NEED(c);
-	if (c->pg) {
-		arena_free(a);
-		skip();
-	}
 	s = topen(c);
 	tcount(c, "SELECT page_size FROM pragma_page_size()", atoll(STORE_SQLITE_PAGE_SIZE_SQL));
 	store_close(s);
@@ -260,6 +256,7 @@ t_page_size(void **state)
 #define MIGRATE_TESTS(ctx) \
 	BT(t_migrate_twice, ctx), BT(t_concurrent_accept, ctx), \
 	BT(t_concurrent_migrate, ctx), BT(t_migrate_old_rows, ctx), \
-	BT(t_migrate_business_rows, ctx), BT(t_page_size, ctx)
+	BT(t_migrate_business_rows, ctx)
 
-TSTORE_MAIN("store migrate", MIGRATE_TESTS, TSTORE_PG_NONE)
+TSTORE_MAIN3("store migrate", MIGRATE_TESTS, BT(t_page_size, &ctx_sqlite),
+    TSTORE_PG_NONE)
