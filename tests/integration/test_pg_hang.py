@@ -20,6 +20,7 @@ import time
 
 from conftest import Gateway, Store
 import as4msg
+import halib
 
 TIMEOUT = 2   # storeTimeoutSeconds of the gateway under test
 
@@ -27,31 +28,7 @@ TIMEOUT = 2   # storeTimeoutSeconds of the gateway under test
 def server_pids(pg):
     """The postmaster and every process under it."""
     with open(os.path.join(pg.data, 'postmaster.pid')) as f:
-        root = int(f.readline())
-    kids = {}
-    for d in os.listdir('/proc'):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f'/proc/{d}/stat') as f:
-                ppid = int(f.read().rsplit(')', 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        kids.setdefault(ppid, []).append(int(d))
-    out, todo = [], [root]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(kids.get(p, []))
-    return out
-
-
-def signal_all(pids, sig):
-    for p in pids:
-        try:
-            os.kill(p, sig)
-        except ProcessLookupError:
-            pass
+        return halib.process_tree(int(f.readline()))
 
 
 def push(gw, mid, payload=b'hang-payload'):
@@ -79,7 +56,7 @@ def test_hung_server_gets_503_then_receipts(pg_server, pki, tmp_path):
         assert store.counts('big@hang') == (1, 1, 1)
 
         pids = server_pids(pg)
-        signal_all(pids, signal.SIGSTOP)
+        halib.signal_pids(pids, signal.SIGSTOP)
         res = {}
 
         def one(mid):
@@ -100,7 +77,7 @@ def test_hung_server_gets_503_then_receipts(pg_server, pki, tmp_path):
         t0 = time.time()
         ready = gw.get('/readyz')
         assert ready.status == 503 and time.time() - t0 < 3 * TIMEOUT + 4
-        signal_all(pids, signal.SIGCONT)
+        halib.signal_pids(pids, signal.SIGCONT)
         pids = []
         for m in mids:
             # a backend that had the call may have committed it after the
@@ -118,5 +95,5 @@ def test_hung_server_gets_503_then_receipts(pg_server, pki, tmp_path):
                                m)[0][0] == ans.body
         assert gw.get('/readyz').status == 200
     finally:
-        signal_all(pids, signal.SIGCONT)
+        halib.signal_pids(pids, signal.SIGCONT)
         gw.stop()
