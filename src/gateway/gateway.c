@@ -10,6 +10,7 @@
 #include "../receipt/receipt.h"
 #include "../sbdh/sbdh.h"
 #include "../soap/soap.h"
+#include "../spool/spool.h"
 #include "../trust/trust.h"
 #include "../util/clock.h"
 #include "../xml/xml.h"
@@ -368,6 +369,10 @@ gateway_secure(const struct gateway *gw, struct arena *a,
 	for (i = 0, n = 0; i < um->n_parts; i++) {
 		if (um->parts[i].mime == NULL)
 			continue;
+		/* the ciphertext is read no more (spool.h) */
+		if (parts[n].data != um->parts[i].mime->data)
+			spool_drop(um->parts[i].mime->data,
+			    um->parts[i].mime->len);
 		um->parts[i].data = parts[n].data;
 		um->parts[i].len = parts[n].len;
 		gateway_decrypted_type(a, &um->parts[i], &parts[n]);

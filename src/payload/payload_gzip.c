@@ -53,6 +53,8 @@ struct payload_caps {
 struct payload_result {
 	unsigned char *data;   /* arena; NULL: part not compressed */
 	size_t len;
+	const unsigned char *gz;   /* what was inflated, once um has data */
+	size_t gz_len;
 };
 
 /* One inflation run over a whole part. */
@@ -357,6 +359,31 @@ payload_gzip_caps(const struct payload_limits *lim, size_t total,
 }
 
 /* Decompress every compressed part of um; see payload.h. */
+/*
+ * The gzip bytes of the parts just inflated (res[i].gz) are read no more: a spooled range leaves the spool (spool_drop), unless some part
+ * still points into it.
+ */
+static void
+payload_gzip_spent(const struct ebms_user_message *um,
+    const struct payload_result *res)
+{
+	size_t i, j;
+
+	for (i = 0; i < um->n_parts; i++) {
+		const unsigned char *lo = res[i].gz;
+
+		if (lo == NULL)
+			continue;
+		for (j = 0; j < um->n_parts; j++)
+			if (um->parts[j].data != NULL &&
+			    um->parts[j].data < lo + res[i].gz_len &&
+			    um->parts[j].data + um->parts[j].len > lo)
+				break;
+		if (j == um->n_parts)
+			spool_drop(lo, res[i].gz_len);
+	}
+}
+
 int
 payload_decompress(struct arena *a, struct ebms_user_message *um,
     const struct payload_limits *lim, struct err *err)
@@ -391,10 +418,13 @@ payload_decompress(struct arena *a, struct ebms_user_message *um,
 	for (i = 0; i < um->n_parts; i++) {
 		if (res[i].data == NULL)
 			continue;
+		res[i].gz = um->parts[i].data;
+		res[i].gz_len = um->parts[i].len;
 		um->parts[i].data = res[i].data;
 		um->parts[i].len = res[i].len;
 		um->parts[i].media_type = um->parts[i].mime_type;
 	}
+	payload_gzip_spent(um, res);
 	rc = 0;
 out:
 	return rc;

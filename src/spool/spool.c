@@ -271,6 +271,31 @@ spool_done(const void *p, size_t n)
 }
 
 void
+spool_drop(const void *p, size_t n)
+{
+	const struct spool_file *f;
+	uintptr_t lo = (uintptr_t)p, hi, a, b, page, base;
+
+	if (spool_tls == NULL || p == NULL || n == 0)
+		return;
+	hi = lo + n;
+	page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	for (f = spool_tls->files; f != NULL; f = f->next) {
+		base = (uintptr_t)f->map;
+		if (f->map_len == 0 || lo < base || hi > base + f->map_len)
+			continue;
+		a = (lo + page - 1) & ~(page - 1);
+		b = hi == base + f->map_len ? hi : hi & ~(page - 1);
+		if (b <= a)
+			return;
+		(void)fallocate(f->fd, FALLOC_FL_PUNCH_HOLE |
+		    FALLOC_FL_KEEP_SIZE, (off_t)(a - base), (off_t)(b - a));
+		(void)madvise((void *)a, b - a, MADV_DONTNEED);
+		return;
+	}
+}
+
+void
 spool_done_behind(const unsigned char **rel, const unsigned char *p)
 {
 	if ((size_t)(p - *rel) >= SPOOL_CHUNK) {

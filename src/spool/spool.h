@@ -85,6 +85,21 @@ int spool_map(struct spool_file *f, const unsigned char **ret,
 void spool_done(const void *p, size_t n);
 
 /*
+ * [p, p + n) will never be read again in this request (the ciphertext of a
+ * part that was decrypted, the gzip bytes of a part that was inflated):
+ * the whole pages inside it that lie in a mapped spool file bound to this
+ * thread are punched out of the file (FALLOC_FL_PUNCH_HOLE) and leave the
+ * resident set, so their page-cache pages are free again -- the next
+ * spool_write() or store write takes recently used pages in place of
+ * fresh ones (in a virtual machine a page touched for the first time costs
+ * the host a fault) and the spool holds less disk meanwhile.  Reading the
+ * range afterwards gives zeros: call it only for bytes nothing points at
+ * any more.  Anything that is not spool (memory) is left alone; best
+ * effort (a file system without hole punching keeps the pages).
+ */
+void spool_drop(const void *p, size_t n);
+
+/*
  * A reader moving front to back, now at p, released up to *rel: once
  * [*rel, p) reaches SPOOL_CHUNK bytes it is spool_done() and *rel moves
  * to p (the one way every scanner releases what it has passed).

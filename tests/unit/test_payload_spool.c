@@ -260,6 +260,73 @@ test_spill(void **state)
 	free(zeros);
 }
 
+/* n bytes that gzip does not shrink (an LCG's high bytes). */
+static unsigned char *
+t_noise(size_t n)
+{
+	unsigned char *p = malloc(n);
+	uint32_t x = 12345;
+	size_t i;
+
+	assert_non_null(p);
+	for (i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		p[i] = (unsigned char)(x >> 24);
+	}
+	return p;
+}
+
+/*
+ * The gzip bytes of a part inflated from a spool mapping are dropped from
+ * the spool (spool_drop: they read as zeros) once every part is inflated;
+ * not on a refusal, and not while another part still points into them.
+ */
+static void
+test_drops_gzip(void **state)
+{
+	size_t n = 3 * MIB, zlen, mid;
+	unsigned char *plain = t_noise(n), *z = t_gz(plain, n, &zlen);
+	struct arena *a = arena_new(0);
+	struct spool *sp = NULL;
+	const unsigned char *zin;
+	struct ebms_part two[2];
+	struct t_msg m;
+	struct err err;
+
+	(void)state;
+	mid = zlen / 2;
+	assert_true(z[mid] != 0 && zlen > 2 * MIB);
+	err_clear(&err);
+	assert_int_equal(spool_new(testspool_dir, 0, 0, &sp, &err), 0);
+	(void)spool_bind(sp);
+	zin = testspool_mapped(sp, z, zlen - 1);      /* truncated: refused */
+	t_msg_init(&m, zin, zlen - 1);
+	assert_int_equal(payload_decompress(a, &m.um, NULL, &err), -1);
+	assert_int_equal(zin[mid], z[mid]);
+	zin = testspool_mapped(sp, z, zlen);          /* shared: kept */
+	t_msg_init(&m, zin, zlen);
+	two[0] = m.part;
+	two[1] = m.part;
+	two[1].compression_type = NULL;
+	m.um.parts = two;
+	m.um.n_parts = 2;
+	assert_int_equal(payload_decompress(a, &m.um, NULL, &err), 0);
+	assert_int_equal(zin[mid], z[mid]);
+	assert_ptr_equal(two[1].data, zin);
+	zin = testspool_mapped(sp, z, zlen);          /* alone: dropped */
+	t_msg_init(&m, zin, zlen);
+	assert_int_equal(payload_decompress(a, &m.um, NULL, &err), 0);
+	assert_int_equal(m.part.len, n);
+	assert_memory_equal(m.part.data, plain, n);
+	assert_int_equal(zin[mid], 0);
+	assert_int_equal(zin[MIB], 0);
+	(void)spool_bind(NULL);
+	spool_free(sp);
+	arena_free(a);
+	free(z);
+	free(plain);
+}
+
 /* The content hashes of a part in a spool mapping are those of the same
  * bytes in memory (read in pieces, released behind). */
 static void
@@ -397,6 +464,7 @@ main(void)
 		cmocka_unit_test(test_broken),
 		cmocka_unit_test(test_bomb),
 		cmocka_unit_test(test_spill),
+		cmocka_unit_test(test_drops_gzip),
 		cmocka_unit_test(test_hash),
 		cmocka_unit_test(test_hashes_one_pass),
 		cmocka_unit_test(test_hashes_two_threads),

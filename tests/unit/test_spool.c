@@ -1,6 +1,7 @@
 /* Unit tests for src/spool (issue 14): anonymous files that leave no name
- * behind, written and mapped back byte for byte, the byte budget, and
- * spool_done() taking read pages out of the resident set. */
+ * behind, written and mapped back byte for byte, the byte budget,
+ * spool_done() taking read pages out of the resident set, and spool_drop()
+ * punching dead ranges out of the file. */
 #include "spool/spool.h"
 
 #include <stdarg.h>
@@ -218,6 +219,64 @@ t_done_maps_ahead(void **state)
 	free(dir);
 }
 
+/* The byte of the pattern t_drop writes at offset i. */
+static unsigned char
+t_pat(size_t i)
+{
+	return (unsigned char)(i * 7 + 1);
+}
+
+/*
+ * spool_drop(): the whole pages inside the range are punched out of the
+ * file (read back as zeros), the bytes around them in partial pages are
+ * kept, a range that reaches the end of the file takes its last partial
+ * page too, and nothing happens unbound or to memory that is no mapping.
+ */
+static void
+t_drop(void **state)
+{
+	struct err err = {0};
+	struct spool *sp;
+	struct spool_file *f;
+	const unsigned char *m;
+	unsigned char block[4096];
+	char *dir = t_dir();
+	size_t i, j, mib = (size_t)1 << 20, n = 4 * mib + 1000;
+
+	(void)state;
+	assert_int_equal(spool_new(dir, 0, 0, &sp, &err), 0);
+	assert_int_equal(spool_file(sp, &f, &err), 0);
+	for (i = 0; i < n; i += j) {
+		j = n - i < sizeof(block) ? n - i : sizeof(block);
+		for (size_t k = 0; k < j; k++)
+			block[k] = t_pat(i + k);
+		assert_int_equal(spool_write(f, block, j, &err), 0);
+	}
+	assert_int_equal(spool_map(f, &m, &err), 0);
+	spool_drop(m + 1000, 3 * mib);          /* unbound: kept */
+	assert_int_equal(m[8192], t_pat(8192));
+	assert_null(spool_bind(sp));
+	spool_drop(m + 1000, 3 * mib + 5);
+	assert_int_equal(m[999], t_pat(999));
+	assert_int_equal(m[4095], t_pat(4095));  /* partial page: kept */
+	assert_int_equal(m[4096], 0);
+	assert_int_equal(m[2 * mib], 0);
+	assert_int_equal(m[3 * mib - 1], 0);
+	assert_int_equal(m[3 * mib], t_pat(3 * mib));
+	assert_int_equal(m[3 * mib + 1004], t_pat(3 * mib + 1004));
+	spool_drop(m + 3 * mib + 10, n - 3 * mib - 10);  /* to the end */
+	assert_int_equal(m[3 * mib + 4095], t_pat(3 * mib + 4095));
+	assert_int_equal(m[3 * mib + 4096], 0);
+	assert_int_equal(m[n - 1], 0);
+	memset(block, 'c', sizeof(block));
+	spool_drop(block, sizeof(block));        /* no mapping: left alone */
+	assert_int_equal(block[0], 'c');
+	(void)spool_bind(NULL);
+	spool_free(sp);
+	rmdir(dir);
+	free(dir);
+}
+
 static void
 t_room(void **state)
 {
@@ -238,6 +297,7 @@ main(void)
 		cmocka_unit_test(t_budget),
 		cmocka_unit_test(t_done_releases),
 		cmocka_unit_test(t_done_maps_ahead),
+		cmocka_unit_test(t_drop),
 		cmocka_unit_test(t_room),
 	};
 
