@@ -21,7 +21,10 @@
  */
 #include "store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "store_int.h"
 #include "store_sqlite_int.h"
@@ -35,6 +38,10 @@
 	"SELECT chunk_no, content FROM payload_chunk" \
 	" WHERE from_party = ?1 AND message_id = ?2 AND part_no = ?3" \
 	" ORDER BY chunk_no"
+
+/* how often a large payload's WAL is sent on its way to the disk */
+#define STORE_SQLITE_KICK ((size_t)32 << 20)
+_Static_assert(STORE_SQLITE_KICK % STORE_CHUNK_BYTES == 0, "kick on a chunk");
 
 /* a writer reads the part in pieces no larger than a spool reader's */
 _Static_assert(STORE_CHUNK_BYTES <= SPOOL_CHUNK, "chunk within SPOOL_CHUNK");
@@ -59,6 +66,40 @@ store_sqlite_chunk_fill(struct store_sqlite *s, sqlite3_blob **blob,
 	if (rc != SQLITE_OK)
 		return store_sqlite_fail(s, "write payload chunk", err);
 	return 0;
+}
+
+/*
+ * Start writing the WAL out now (SYNC_FILE_RANGE_WRITE: it does not wait
+ * for the disk), every STORE_SQLITE_KICK bytes of chunks: the kernel would
+ * otherwise hold a large payload's frames dirty until the COMMIT's fsync,
+ * which then waits for all of them, while the Receipt waits for it.
+ * Best effort; the WAL's name is SQLite's documented one.
+ */
+static uint64_t store_sqlite_kicked;  /* store_sqlite_wal_kicks() */
+
+static void
+store_sqlite_wal_kick(struct store_sqlite *s)
+{
+	const char *db = sqlite3_db_filename(s->db, "main");
+	char wal[4096];
+	int fd;
+
+	if (db == NULL || db[0] == '\0' ||
+	    (size_t)snprintf(wal, sizeof(wal), "%s-wal", db) >= sizeof(wal))
+		return;
+	fd = open(wal, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		return;
+	if (sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE) == 0)
+		(void)__atomic_fetch_add(&store_sqlite_kicked, 1,
+		    __ATOMIC_RELAXED);
+	(void)close(fd);
+}
+
+uint64_t
+store_sqlite_wal_kicks(void)
+{
+	return __atomic_load_n(&store_sqlite_kicked, __ATOMIC_RELAXED);
 }
 
 /* The chunk rows of p (store_sqlite_int.h): each inserted with a zeroblob
@@ -87,6 +128,8 @@ store_sqlite_chunk_insert(struct store_sqlite *s, sqlite3_stmt *st,
 			    err);
 		if (rc == 0)
 			spool_done(p->data + off, n);
+		if (rc == 0 && (off + n) % STORE_SQLITE_KICK == 0)
+			store_sqlite_wal_kick(s);
 	}
 	/* an open blob counts as a statement running: closed before COMMIT */
 	if (blob != NULL && sqlite3_blob_close(blob) != SQLITE_OK && rc == 0)

@@ -217,6 +217,10 @@ uint64_t store_sqlite_ckpt_runs(struct store_sqlite_ckpt *c);
 /* The checkpoints run for w's file so far (tests; 0: a private writer). */
 uint64_t store_sqlite_writer_ckpt_runs(struct store_sqlite_writer *w);
 
+/* How often a large payload's WAL was sent on to the disk before its
+ * COMMIT (store_sqlite_chunk.c), in this process (for tests). */
+uint64_t store_sqlite_wal_kicks(void);
+
 /* For tests and gauges: requests queued (not yet taken into a batch), and
  * write transactions of batches run so far, by the writer w. */
 void store_sqlite_writer_counts(struct store_sqlite_writer *w, size_t *queued,

@@ -186,6 +186,33 @@ t_ckpt_wal_truncated(void **state)
 	store_close(s);
 }
 
+/*
+ * A large payload's WAL is sent on to the disk while its chunks are
+ * written (every 32 MiB: one kick for 40 MiB), so the COMMIT's fsync does
+ * not wait for all of it; a small message does not.
+ */
+static void
+t_wal_kicked(void **state)
+{
+	const struct tctx *c = *state;
+	struct store *s = NULL;
+	struct err err = { 0 };
+	struct cmsg big, small;
+	uint64_t kicks;
+
+	assert_int_equal(store_open(c->dsn, &s, &err), 0);
+	kicks = store_sqlite_wal_kicks();
+	cmsg_init(&small, 5, 100);
+	caccept(s, &small);
+	assert_true(store_sqlite_wal_kicks() == kicks);
+	cmsg_init(&big, 6, 40 * MIB);
+	caccept(s, &big);
+	assert_true(store_sqlite_wal_kicks() == kicks + 1);
+	free(big.data);
+	free(small.data);
+	store_close(s);
+}
+
 int
 main(void)
 {
@@ -193,6 +220,7 @@ main(void)
 		WT(t_ckpt_copies_into_file),
 		WT(t_ckpt_small_commit_waits),
 		WT(t_ckpt_wal_truncated),
+		WT(t_wal_kicked),
 	};
 
 	return cmocka_run_group_tests_name("store ckpt", tests, NULL, NULL);
