@@ -139,15 +139,16 @@ spool_file(struct spool *sp, struct spool_file **ret, struct err *err)
 	return 0;
 }
 
-/* Write out what spool_write() collected. */
+/* write() all of p[0, n) to f's file. */
 static int
-spool_flush(struct spool_file *f, struct err *err)
+spool_put(struct spool_file *f, const unsigned char *p, size_t n,
+    struct err *err)
 {
 	size_t off = 0;
 	ssize_t w;
 
-	while (off < f->wlen) {
-		w = write(f->fd, f->wbuf + off, f->wlen - off);
+	while (off < n) {
+		w = write(f->fd, p + off, n - off);
 		if (w == -1 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -155,6 +156,15 @@ spool_flush(struct spool_file *f, struct err *err)
 			    "write");
 		off += (size_t)w;
 	}
+	return 0;
+}
+
+/* Write out what spool_write() collected. */
+static int
+spool_flush(struct spool_file *f, struct err *err)
+{
+	if (spool_put(f, f->wbuf, f->wlen, err) == -1)
+		return -1;
 	f->wlen = 0;
 	return 0;
 }
@@ -169,6 +179,14 @@ spool_write(struct spool_file *f, const void *p, size_t n, struct err *err)
 		return err_set(err, ERR_INTERNAL, NULL, "spool: write after map");
 	if (f->sp->max_bytes != 0 && n > f->sp->max_bytes - f->sp->written)
 		return err_http(err, 413, "request body too large");
+	if (f->wlen == 0 && n >= SPOOL_WBUF) {
+		/* a whole buffer's worth: straight from the caller's memory */
+		if (spool_put(f, s, n, err) == -1)
+			return -1;
+		f->size += n;
+		f->sp->written += n;
+		return 0;
+	}
 	if (f->wbuf == NULL && (f->wbuf = malloc(SPOOL_WBUF)) == NULL)
 		return err_set(err, ERR_INTERNAL, NULL, "out of memory");
 	while (n > 0) {

@@ -89,6 +89,15 @@ t_roundtrip(void **state)
 	assert_int_equal(spool_map(g, &e, &err), 0);
 	assert_non_null(e);
 	assert_int_equal(spool_size(g), 0);
+	/* large pieces, written at once or after buffered bytes, in order */
+	assert_int_equal(spool_file(sp, &g, &err), 0);
+	assert_int_equal(spool_write(g, want, 300000, &err), 0);
+	assert_int_equal(spool_write(g, want + 300000, 10, &err), 0);
+	assert_int_equal(spool_write(g, want + 300010, 300000, &err), 0);
+	assert_int_equal(spool_write(g, want + 600010, 99990, &err), 0);
+	assert_int_equal(spool_size(g), 700000);
+	assert_int_equal(spool_map(g, &e, &err), 0);
+	assert_memory_equal(e, want, 700000);
 	/* written after the map: refused */
 	assert_int_equal(spool_write(f, "x", 1, &err), -1);
 	assert_int_equal(err.kind, ERR_INTERNAL);
