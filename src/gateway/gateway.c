@@ -332,6 +332,14 @@ gateway_member(const struct gateway_leg *gl, const struct ebms_user_message *um,
 	    um->from.ids[0].value, err);
 }
 
+/* 1 when [p, p + n) overlaps [q, q + m). */
+static int
+gateway_overlap(const unsigned char *p, size_t n, const unsigned char *q,
+    size_t m)
+{
+	return p != NULL && q != NULL && p < q + m && q < p + n;
+}
+
 /*
  * WS-Security under the leg's policy (issue 3): decrypt the attachments,
  * verify the signature over eb:Messaging, the Body and every attachment,
@@ -369,8 +377,9 @@ gateway_secure(const struct gateway *gw, struct arena *a,
 	for (i = 0, n = 0; i < um->n_parts; i++) {
 		if (um->parts[i].mime == NULL)
 			continue;
-		/* the ciphertext is read no more (spool.h) */
-		if (parts[n].data != um->parts[i].mime->data)
+		/* a ciphertext replaced by its plaintext is read no more */
+		if (!gateway_overlap(parts[n].data, parts[n].len,
+		    um->parts[i].mime->data, um->parts[i].mime->len))
 			spool_drop(um->parts[i].mime->data,
 			    um->parts[i].mime->len);
 		um->parts[i].data = parts[n].data;
