@@ -35,17 +35,29 @@ def _ip(*args, ns=None, check=True):
 
 
 def available():
-    """None when network namespaces can be made here, else why not."""
+    """None when network namespaces, a bridge and a veth pair can be made
+    here, else why not."""
     if os.geteuid() != 0:
         return 'not root (network namespaces need CAP_SYS_ADMIN)'
-    name = f'{PREFIX}probe{os.getpid()}'
+    probe = f'as4hp{os.getpid() % 100000}'
+    steps = [('netns', 'add', probe),
+             ('link', 'add', probe + 'b', 'type', 'bridge'),
+             ('link', 'add', probe + 'v', 'type', 'veth', 'peer', 'name', probe + 'w'),
+             ('link', 'set', probe + 'w', 'netns', probe)]
     try:
-        r = _ip('netns', 'add', name, check=False)
+        for step in steps:
+            r = _ip(*step, check=False)
+            if r.returncode != 0:
+                return f'ip {" ".join(step)} failed: {r.stderr.strip()}'
     except (OSError, subprocess.SubprocessError) as e:
-        return f'ip netns add failed: {e}'
-    if r.returncode != 0:
-        return f'ip netns add failed: {r.stderr.strip()}'
-    _ip('netns', 'del', name, check=False)
+        return f'ip {" ".join(step)} failed: {e}'
+    finally:
+        for cleanup in (('link', 'del', probe + 'v'), ('link', 'del', probe + 'b'),
+                        ('netns', 'del', probe)):
+            try:
+                _ip(*cleanup, check=False)
+            except (OSError, subprocess.SubprocessError):
+                pass
     return None
 
 
