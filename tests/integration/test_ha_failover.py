@@ -11,19 +11,20 @@ promotes the synchronous standby; the old primary rejoins with pg_rewind):
       message, then up again.  Where namespaces cannot be made (not root)
       this is a second SIGKILL, with a LOUD warning.
 
-What a cut looks like from the gateway (the log line "pushes sent since
-the kill", STORE_TIMEOUT 3 s): nothing is refused, packets vanish.  A push
-whose COMMIT was in flight on the cut primary waits (the request was sent,
-no answer comes) until <storeTimeoutSeconds>, then 503 + Retry-After and
-the connection is dropped; the next push reconnects over the multi-host DSN:
-the standby, not yet promoted, says read-only, the cut node does not answer
-until connect_timeout (the store timeout again), so 503 after about two
-timeouts (6 s); /readyz 503.  The cut primary's Patroni cannot renew its
-leader lock in etcd and demotes it; after ttl (10 s) the standby is
-promoted and the next reconnect lands there: first new Receipt 12.7 and
-12.8 s after the cut in two runs (SIGKILL: 2.8 to 4 s), the old primary
-back as synchronous standby 31 to 36 s after the cut (a pg_rewind after the
-heal).  No commit the cut primary took after the cut is acknowledged: it
+What a cut looks like from the gateway (the log line "pushes sent since the
+kill", STORE_TIMEOUT 3 s): nothing is refused, packets vanish. A push whose
+COMMIT was in flight on the cut primary waits (the request was sent, no
+answer comes) until <storeTimeoutSeconds>, then 503 + Retry-After and the
+connection is dropped; the next push reconnects over the multi-host DSN: the
+standby, not yet promoted, says read-only, the cut node does not answer
+until connect_timeout (the store timeout again): 503 "could not reconnect
+... timeout expired" after 6 s in the gateway's log, up to 9 s at the client
+while every worker is busy so; /readyz 503. The cut primary's Patroni cannot
+renew its leader lock in etcd and demotes it; after ttl (10 s) the standby
+is promoted and the next reconnect lands there: first new Receipt 12.6 to
+12.8 s after the cut in three runs (SIGKILL: 2.8 to 4 s), the old primary
+back as synchronous standby 29 to 36 s after the cut (it rejoins after the
+heal). No commit the cut primary took after the cut is acknowledged: it
 waits for its synchronous standby, which no longer hears it.
 
 With AS4GW_HA_FREEZE=1 then the primary's node is frozen (SIGSTOP of its
