@@ -7,10 +7,11 @@ AS4GW_PACKAGES=(
 	libpq-dev libsqlite3-dev zlib1g-dev libcurl4-openssl-dev libcmocka-dev
 	openssl curl
 )
-# clang-tidy and cppcheck: scripts/lint, run by scripts/test
+# clang-tidy and cppcheck: scripts/lint, run by scripts/test; iproute2 (ip netns):
+# the network cut of tests/integration/test_ha_failover.py (conf/ha/netns.py)
 AS4GW_TEST_PACKAGES=(postgresql python3 python3-pytest python3-psycopg2 python3-lxml python3-cryptography sqlite3
 	nginx clang libclang-rt-14-dev clang-tidy cppcheck
-	patroni etcd-server etcd-client)
+	patroni etcd-server etcd-client iproute2)
 # bench/run: wrk (the load tool), postgresql (server, pgbench, pg_test_fsync;
 # Debian 12's postgresql-15 has the contrib modules), python3 (bench/bench.py).
 # linux-perf is optional (profiles: bench/README.md) and not installed here.

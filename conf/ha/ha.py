@@ -15,6 +15,19 @@ tests/integration/test_ha_failover.py and bench/failover.
 Ports: etcd BASE (client) and BASE+1 (peer); node i (0..2) PostgreSQL
 BASE+10+i and Patroni REST API BASE+20+i; as4gw instance i BASE+30+i; nginx
 (TLS) BASE+40.
+
+With --netns (Cluster(netns=True); root only) each Patroni node runs in a
+network namespace of its own on a bridge (conf/ha/netns.py): node i's
+PostgreSQL and REST API listen on 10.X.Y.(10+i) instead of 127.0.0.1 and
+etcd on the bridge's 10.X.Y.1 too, so that `Cluster.cut(i)` can cut the
+node off the network (its veth set down: etcd, the other node and the
+gateways lose it at once) and `Cluster.heal(i)` bring it back.  A cut
+primary loses its leader lock after ttl and demotes itself, the synchronous
+standby is promoted; the gateways' connections to the cut node hang (no
+answer, no reset) until <storeTimeoutSeconds> (or tcp_user_timeout) ends
+each wait with a 503 + Retry-After, and their reconnects skip it after
+connect_timeout; after the heal the old primary rejoins as a standby
+(pg_rewind).  conf/ha/down removes the namespaces, veths and bridge.
 """
 import json
 import os
@@ -26,6 +39,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+
+import netns as netns_mod
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
@@ -65,17 +80,19 @@ def missing_tools():
     return out
 
 
-def patroni_config(d, i, base, timing, pgbin):
+def patroni_config(d, i, base, timing, pgbin, net=None):
     """Node i's Patroni configuration (Patroni 3.0 keys; YAML is a superset
-    of the JSON written)."""
+    of the JSON written); net: a netns.Net (--netns) or None."""
     node = os.path.join(d, f'pg{i}')
-    return {
+    host = net.addr(i) if net else '127.0.0.1'
+    peers = net.subnet if net else '127.0.0.1/32'
+    conf = {
         'scope': SCOPE,
         'namespace': '/service/',
         'name': f'pg{i}',
-        'restapi': {'listen': f'127.0.0.1:{base + 20 + i}',
-                    'connect_address': f'127.0.0.1:{base + 20 + i}'},
-        'etcd3': {'hosts': [f'127.0.0.1:{base}']},
+        'restapi': {'listen': f'{host}:{base + 20 + i}',
+                    'connect_address': f'{host}:{base + 20 + i}'},
+        'etcd3': {'hosts': [f'{net.gateway if net else "127.0.0.1"}:{base}']},
         'bootstrap': {
             # the cluster-wide settings, written to etcd by the first node
             'dcs': dict(TIMINGS[timing], **{
@@ -104,16 +121,16 @@ def patroni_config(d, i, base, timing, pgbin):
             'initdb': [{'encoding': 'UTF8'}, {'auth': 'trust'}],
         },
         'postgresql': {
-            'listen': f'127.0.0.1:{base + 10 + i}',
-            'connect_address': f'127.0.0.1:{base + 10 + i}',
+            'listen': f'{host}:{base + 10 + i}',
+            'connect_address': f'{host}:{base + 10 + i}',
             'data_dir': os.path.join(node, 'data'),
             'bin_dir': pgbin,
             'pgpass': os.path.join(node, 'pgpass'),
             # loopback demo: trust.  Real hosts: scram-sha-256 and TLS
             # (README "High availability").
             'pg_hba': ['local all all trust',
-                       'host replication replicator 127.0.0.1/32 trust',
-                       'host all all 127.0.0.1/32 trust'],
+                       f'host replication replicator {peers} trust',
+                       f'host all all {peers} trust'],
             'authentication': {
                 'superuser': {'username': 'postgres', 'password': 'demo-only'},
                 'replication': {'username': 'replicator', 'password': 'demo-only'},
@@ -124,6 +141,10 @@ def patroni_config(d, i, base, timing, pgbin):
         'tags': {'nofailover': False, 'noloadbalance': False,
                  'clonefrom': False, 'nosync': False},
     }
+    if net:
+        # Patroni's own connections to its PostgreSQL: not over the network
+        conf['postgresql']['use_unix_socket'] = True
+    return conf
 
 
 def as4gw_config(d, pki):
@@ -209,8 +230,9 @@ class Cluster:
     """The deployment under directory d (see the module comment)."""
 
     def __init__(self, d, base=27000, nodes=2, timing='demo', as4gw_bin=None,
-                 log=None):
+                 log=None, netns=False):
         self.d = os.path.abspath(d)
+        self.net = netns_mod.Net(base, nodes) if netns else None
         self.base, self.n, self.timing = base, nodes, timing
         self.bin = as4gw_bin
         self.pgbin = pg_bin()
@@ -219,11 +241,15 @@ class Cluster:
         self.as_root = os.getuid() == 0
 
     # ---- addresses ----------------------------------------------------
+    def host(self, i):
+        """Node i's address: 127.0.0.1, or its namespace's (--netns)."""
+        return self.net.addr(i) if self.net else '127.0.0.1'
+
     def pg_port(self, i):
         return self.base + 10 + i
 
     def rest(self, i, path=''):
-        return f'http://127.0.0.1:{self.base + 20 + i}{path}'
+        return f'http://{self.host(i)}:{self.base + 20 + i}{path}'
 
     def gw_port(self, i):
         return self.base + 30 + i
@@ -235,11 +261,11 @@ class Cluster:
     def dsn(self, db='as4gw'):
         """The multi-host DSN the gateways use: the first host that takes
         writes (libpq target_session_attrs=read-write)."""
-        hosts = ','.join(f'127.0.0.1:{self.pg_port(i)}' for i in range(self.n))
+        hosts = ','.join(f'{self.host(i)}:{self.pg_port(i)}' for i in range(self.n))
         return f'postgresql://postgres@{hosts}/{db}?target_session_attrs=read-write'
 
     def node_dsn(self, i, db='as4gw'):
-        return f'postgresql://postgres@127.0.0.1:{self.pg_port(i)}/{db}'
+        return f'postgresql://postgres@{self.host(i)}:{self.pg_port(i)}/{db}'
 
     # ---- processes ------------------------------------------------------
     def _spawn(self, name, argv, as_postgres=False):
@@ -257,10 +283,14 @@ class Cluster:
 
     def start_etcd(self):
         b = self.base
+        # --netns: on the bridge too, and advertised there (the nodes'
+        # etcd client discovers the members' addresses)
+        adv = f'http://{self.net.gateway if self.net else "127.0.0.1"}:{b}'
+        listen = f'http://127.0.0.1:{b}' + (f',{adv}' if self.net else '')
         self._spawn('etcd', [
             'etcd', '--name', 'ha0', '--data-dir', os.path.join(self.d, 'etcd'),
-            '--listen-client-urls', f'http://127.0.0.1:{b}',
-            '--advertise-client-urls', f'http://127.0.0.1:{b}',
+            '--listen-client-urls', listen,
+            '--advertise-client-urls', adv,
             '--listen-peer-urls', f'http://127.0.0.1:{b + 1}',
             '--initial-advertise-peer-urls', f'http://127.0.0.1:{b + 1}',
             '--initial-cluster', f'ha0=http://127.0.0.1:{b + 1}',
@@ -277,12 +307,27 @@ class Cluster:
         path = os.path.join(node, 'patroni.yml')
         with open(path, 'w') as f:
             json.dump(patroni_config(self.d, i, self.base, self.timing,
-                                     self.pgbin), f, indent=1)
+                                     self.pgbin, self.net), f, indent=1)
         return path
 
     def start_node(self, i):
-        self._spawn(f'patroni{i}', ['patroni', os.path.join(self.d, f'pg{i}', 'patroni.yml')],
-                    as_postgres=True)
+        argv = ['patroni', os.path.join(self.d, f'pg{i}', 'patroni.yml')]
+        if self.net is None:
+            self._spawn(f'patroni{i}', argv, as_postgres=True)
+            return
+        # entering the namespace needs root: the user changes after it
+        # (ip netns exec and setpriv exec, the pid is Patroni's)
+        if self.as_root:
+            argv = ['setpriv', '--reuid=postgres', '--regid=postgres',
+                    '--clear-groups'] + argv
+        self._spawn(f'patroni{i}', self.net.wrap(i, argv))
+
+    def cut(self, i):
+        """Cut node i off the network (--netns only; module comment)."""
+        self.net.cut(i)
+
+    def heal(self, i):
+        self.net.heal(i)
 
     def stop_node(self, i, sig=signal.SIGTERM, timeout=60):
         p = self.procs.get(f'patroni{i}')
@@ -316,7 +361,7 @@ class Cluster:
     def psql(self, i, sql, db='postgres'):
         """Run sql on node i as postgres; its tuples-only output."""
         r = subprocess.run([os.path.join(self.pgbin, 'psql'), '-XAtq', '-v',
-                            'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p',
+                            'ON_ERROR_STOP=1', '-h', self.host(i), '-p',
                             str(self.pg_port(i)), '-U', 'postgres', '-d', db,
                             '-c', sql], capture_output=True, text=True, timeout=60)
         if r.returncode != 0:
@@ -340,6 +385,10 @@ class Cluster:
         a synchronous standby and the as4gw database exists."""
         os.makedirs(os.path.join(self.d, 'log'), exist_ok=True)
         os.chmod(self.d, 0o755)   # the postgres user must reach its node dirs
+        if self.net is not None:
+            with open(os.path.join(self.d, 'netns'), 'w') as f:
+                f.write(f'{self.base} {self.n}\n')   # for down()
+            self.net.up()
         self.start_etcd()
         for i in range(self.n):
             self.write_node(i)
@@ -385,11 +434,26 @@ class Cluster:
                 except subprocess.TimeoutExpired:
                     os.killpg(p.pid, signal.SIGKILL)
                     p.wait()
+        if self.net is not None:
+            self.net.down()
 
 
 def down(d):
-    """Stop what conf/ha/up started under d (from d/pids, newest first)."""
-    path = os.path.join(d, 'pids')
+    """Stop what conf/ha/up started under d (from d/pids, newest first),
+    then remove its network namespaces (d/netns, --netns)."""
+    try:
+        _down_pids(os.path.join(d, 'pids'))
+    finally:
+        path = os.path.join(d, 'netns')
+        if os.path.exists(path):
+            with open(path) as f:
+                base, n = (int(x) for x in f.read().split())
+            netns_mod.Net(base, n).down()
+            os.unlink(path)
+            print(f'removed the network namespaces of base port {base}')
+
+
+def _down_pids(path):
     if not os.path.exists(path):
         return
     with open(path) as f:
@@ -426,7 +490,12 @@ def main(argv):
                     '<tls>: nginx terminates TLS; default: a development one with a '
                     'throw-away PKI)')
     ap.add_argument('--db-only', action='store_true', help='etcd and PostgreSQL only')
+    ap.add_argument('--netns', action='store_true', help='each node in a network '
+                    'namespace of its own, to be cut off the network (root only)')
     a = ap.parse_args(argv)
+    why = netns_mod.available() if a.netns else None
+    if why:
+        sys.exit(f'conf/ha/up: --netns: {why}')
     missing = missing_tools()
     if missing:
         sys.exit('conf/ha/up: missing Debian packages: apt-get install -y ' + ' '.join(missing))
@@ -437,14 +506,16 @@ def main(argv):
     if os.path.exists(os.path.join(a.dir, 'pids')):
         sys.exit(f'conf/ha/up: {a.dir}/pids exists: run conf/ha/down {a.dir} first')
     t0 = time.time()
-    c = Cluster(a.dir, a.port, a.nodes, a.timing, a.as4gw, log=print)
+    c = Cluster(a.dir, a.port, a.nodes, a.timing, a.as4gw, log=print, netns=a.netns)
     try:
         c.start_db()
         if not a.db_only:
             c.start_gateways(a.config)
     except Exception:
         c.stop()
-        os.unlink(os.path.join(c.d, 'pids'))
+        for f in ('pids', 'netns'):
+            if os.path.exists(os.path.join(c.d, f)):
+                os.unlink(os.path.join(c.d, f))
         raise
     print(f'up in {time.time() - t0:.1f} s under {c.d}')
     print(f'  DSN      {c.dsn()}')
@@ -452,6 +523,8 @@ def main(argv):
         print(f'  as4gw    http://127.0.0.1:{c.gw_port(0)}/  http://127.0.0.1:{c.gw_port(1)}/')
         print(f'  nginx    https://127.0.0.1:{c.nginx_port}/as4')
     print(f'  patroni  patronictl -c {c.d}/pg0/patroni.yml list')
+    if c.net is not None:
+        print(f'  cut      ip link set {c.net.veth(0)} down   (node 0; heal: up)')
     print(f'  stop     conf/ha/down {c.d}')
 
 

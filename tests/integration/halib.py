@@ -18,7 +18,10 @@ instances on the multi-host DSN and one `as4gw deliver --follow`, and:
      standby.  Or (how='stop') the primary's node frozen with SIGSTOP (a
      hung host): the gateways' waits end after <storeTimeoutSeconds>
      (STORE_TIMEOUT), Patroni's leader lock expires, SIGCONT after the
-     promotion;
+     promotion.  Or (how='cut', Run(netns=True): every node in a network
+     namespace of its own, conf/ha/netns.py) the primary's node cut off the
+     network: the same waits end, its Patroni cannot renew the lock and
+     demotes it, the link comes back after the promotion;
   3. (test_ha_failover) loses the synchronous standby: pushes go on once
      Patroni has dropped it from synchronous_standby_names; it comes back;
   4. at the end, on the primary of the moment: exactly one inbox row per
@@ -32,6 +35,7 @@ instances on the multi-host DSN and one `as4gw deliver --follow`, and:
 
 Each violation is recorded where it is found (Run.violation).
 """
+import functools
 import http.client
 import json
 import os
@@ -114,14 +118,15 @@ class Msg:
 class Run:
     """One deployment, its gateways and deliverer, a workload, failovers."""
 
-    def __init__(self, binary, pki, workdir, base, clients=4, log=None):
+    def __init__(self, binary, pki, workdir, base, clients=4, log=None, netns=False):
         self.binary, self.pki, self.dir = binary, str(pki), str(workdir)
         self.log = log or (lambda m: None)
         # the postgres user must reach its node directories: not under
         # pytest's private (0700) tmp_path
         self.hadir = tempfile.mkdtemp(prefix='as4gw-ha-')
         self.cluster = ha.Cluster(self.hadir, base=base, nodes=2,
-                                  timing='demo', as4gw_bin=binary, log=self.log)
+                                  timing='demo', as4gw_bin=binary, log=self.log,
+                                  netns=netns)
         self.clients = clients
         self.msgs = {}
         self.lock = threading.Lock()
@@ -141,6 +146,8 @@ class Run:
         self.kills = []                  # the time of every kill / freeze
         self.takeovers = 0               # claims recovered by check_store
         self.checked = False             # check_store ran: logs not needed
+        self.answers = []                # (sent at, seconds to the answer, status)
+        self.outages = []                # per failover: answers, kill to new Receipt
 
     def violation(self, text):
         with self.lock:
@@ -220,6 +227,8 @@ class Run:
         except (OSError, http.client.HTTPException) as e:
             self.violation(f'{m.mid}: no answer from a running gateway: {e!r}')
             return False
+        with self.lock:
+            self.answers.append((started, time.time() - started, status))
         if status == 503:
             if retry_after is None:
                 self.violation(f'{m.mid}: 503 without Retry-After')
@@ -343,29 +352,38 @@ class Run:
         """SIGKILL the primary's postmaster (how='kill'), or freeze its whole
         node (how='stop': SIGSTOP of its Patroni, postmaster and backends,
         a hung host: the leader lock expires after ttl, the gateways' waits
-        on it after STORE_TIMEOUT; SIGCONT once the standby is promoted);
-        wait for the new primary, the first new Receipt after the kill and
-        the old primary's return as the synchronous standby.  Returns (old,
-        new, seconds kill->accept)."""
+        on it after STORE_TIMEOUT; SIGCONT once the standby is promoted), or
+        cut its node off the network (how='cut', Run(netns=True): its veth
+        down, conf/ha/netns.py; the leader lock expires after ttl, Patroni
+        on it demotes it, the gateways' waits on it end after STORE_TIMEOUT;
+        healed once the standby is promoted and took a new message); wait
+        for the new primary, the first new Receipt after the kill and the
+        old primary's return as the synchronous standby.  Returns (old, new,
+        seconds kill->accept)."""
         c = self.cluster
         old = c.leader()
         if old is None:
             raise RuntimeError('no primary before the kill')
         pid = c.postmaster_pid(old)
-        frozen = []
+        resume = None
         t_kill = self.last_kill = time.time()
         self.kills.append(t_kill)
         if how == 'stop':
             frozen = process_tree(c.procs[f'patroni{old}'].pid, pid)
             signal_pids(frozen, signal.SIGSTOP)
+            resume = functools.partial(signal_pids, frozen, signal.SIGCONT)
+        elif how == 'cut':
+            c.cut(old)
+            resume = functools.partial(c.heal, old)
         else:
             os.kill(pid, signal.SIGKILL)
         try:
-            return self._failover_wait(old, t_kill, settle_receipts, timeout, frozen)
+            return self._failover_wait(old, t_kill, settle_receipts, timeout, resume)
         finally:
-            signal_pids(frozen, signal.SIGCONT)
+            if resume is not None:
+                resume()   # again after a failure: no frozen or cut node left
 
-    def _failover_wait(self, old, t_kill, settle_receipts, timeout, frozen):
+    def _failover_wait(self, old, t_kill, settle_receipts, timeout, resume):
         c = self.cluster
         # Until Patroni promotes the standby (a second or more) no node takes
         # writes: /readyz must say 503 meanwhile.  (For some milliseconds
@@ -396,8 +414,11 @@ class Run:
         acc[0] += self.first_accept_after[0] - t_kill
         # the frozen node wakes up: its Patroni finds the lock lost and
         # demotes it (a commit it takes meanwhile waits for its old
-        # synchronous standby, then 503 after STORE_TIMEOUT)
-        signal_pids(frozen, signal.SIGCONT)
+        # synchronous standby, then 503 after STORE_TIMEOUT); the cut node
+        # is back (its Patroni demoted it during the cut)
+        if resume is not None:
+            resume()
+        self.outages.append(self.outage(t_kill, time.time()))
         for gw in self.gws:
             deadline = time.time() + 30
             while self.readyz(gw) != 200:
@@ -414,8 +435,18 @@ class Run:
         rejoined = time.time() - t_kill
         self.timings.append((old, new, acc[0], rejoined))
         self.log(f'failover pg{old} -> pg{new}: first new Receipt {acc[0]:.2f} s after '
-                 f'the kill, pg{old} synchronous standby again after {rejoined:.1f} s')
+                 f'the kill, pg{old} synchronous standby again after {rejoined:.1f} s; '
+                 f'pushes sent since the kill: {self.outages[-1]}')
         return old, new, acc[0]
+
+    def outage(self, t0, t1):
+        """What the pushes sent between t0 and t1 got: the counts of Receipts
+        and 503s, and the longest a 503 took to come."""
+        with self.lock:
+            got = [(sec, st) for at, sec, st in self.answers if t0 <= at < t1]
+        w503 = [sec for sec, st in got if st == 503]
+        return (f'{sum(1 for _, st in got if st == 200)} Receipts, {len(w503)} x 503 '
+                f'(the slowest after {max(w503, default=0):.1f} s)')
 
     def lose_standby(self, timeout=90):
         """The synchronous standby's host dies (SIGKILL of its Patroni and its
