@@ -21,6 +21,7 @@
 #include "payload.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -125,15 +126,17 @@ payload_gzip_feed(z_stream *zs, struct payload_run *r)
 	r->fed += n;
 }
 
-/* Point zlib's output at the window (counting) or at the rest of r->out. */
+/* Point zlib's output at the window of wsize bytes (counting, spooling)
+ * or at the rest of r->out. */
 static uInt
-payload_gzip_aim(z_stream *zs, struct payload_run *r, unsigned char *window)
+payload_gzip_aim(z_stream *zs, struct payload_run *r, unsigned char *window,
+    size_t wsize)
 {
 	size_t n;
 
 	if (r->out == NULL) {
 		zs->next_out = window;
-		return zs->avail_out = PAYLOAD_WINDOW;
+		return zs->avail_out = (uInt)wsize;
 	}
 	n = r->out_cap - r->produced;
 	zs->next_out = r->out + r->produced;
@@ -206,18 +209,28 @@ static int
 payload_gzip_run(struct payload_run *r, const struct payload_caps *caps,
     size_t i, struct err *err)
 {
-	unsigned char window[PAYLOAD_WINDOW];
+	unsigned char small[PAYLOAD_WINDOW], *window = small;
+	size_t wsize = sizeof(small);
 	z_stream zs;
 	uInt room;
 	int zrc, rc = -1, end = 0, over;
 
+	/* spooled: inflate 1 MiB at a time, written from here without a copy
+	 * (spool_write); the caps are still checked before each write */
+	if (r->f != NULL && (window = malloc(SPOOL_CHUNK)) != NULL)
+		wsize = SPOOL_CHUNK;
+	else
+		window = small;
 	memset(&zs, 0, sizeof(zs));
 	/* 16 + MAX_WBITS: the gzip wrapper only, no zlib or raw deflate */
-	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+		if (window != small)
+			free(window);
 		return err_set(err, ERR_INTERNAL, NULL, "could not start inflate");
+	}
 	for (;;) {
 		payload_gzip_feed(&zs, r);
-		room = payload_gzip_aim(&zs, r, window);
+		room = payload_gzip_aim(&zs, r, window, wsize);
 		zrc = inflate(&zs, Z_NO_FLUSH);
 		r->produced += room - zs.avail_out;
 		over = payload_gzip_over(r, r->fed - zs.avail_in, caps, i, err);
@@ -239,6 +252,8 @@ payload_gzip_run(struct payload_run *r, const struct payload_caps *caps,
 	rc = end == 1 ? 0 : -1;
 out:
 	(void)inflateEnd(&zs);
+	if (window != small)
+		free(window);
 	return rc;
 }
 
