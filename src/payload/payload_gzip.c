@@ -209,7 +209,7 @@ static int
 payload_gzip_run(struct payload_run *r, const struct payload_caps *caps,
     size_t i, struct err *err)
 {
-	unsigned char small[PAYLOAD_WINDOW], *window = small;
+	unsigned char small[PAYLOAD_WINDOW], *window;
 	size_t wsize = sizeof(small);
 	z_stream zs;
 	uInt room;
