@@ -373,10 +373,10 @@ payload_gzip_caps(const struct payload_limits *lim, size_t total,
 		caps->max_out = 1;
 }
 
-/* Decompress every compressed part of um; see payload.h. */
 /*
- * The gzip bytes of the parts just inflated (res[i].gz) are read no more: a spooled range leaves the spool (spool_drop), unless some part
- * still points into it.
+ * The gzip bytes of the parts just inflated (res[i].gz) are read no more:
+ * a spooled range leaves the spool (spool_drop), unless some part still
+ * points into it.
  */
 static void
 payload_gzip_spent(const struct ebms_user_message *um,
@@ -399,6 +399,7 @@ payload_gzip_spent(const struct ebms_user_message *um,
 	}
 }
 
+/* Decompress every compressed part of um; see payload.h. */
 int
 payload_decompress(struct arena *a, struct ebms_user_message *um,
     const struct payload_limits *lim, struct err *err)

@@ -264,53 +264,56 @@ spool_ahead(const struct spool_file *f, uintptr_t from)
 #endif
 }
 
+/*
+ * The mapped file of the spool bound to this thread that holds all of
+ * [p, p + n), and the whole pages inside that range, [*a, *b) (*b is the
+ * end of the file when the range reaches it; *b <= *a: none); NULL when
+ * no mapping holds it (memory, no spool bound, nothing to do).
+ */
+static const struct spool_file *
+spool_pages(const void *p, size_t n, uintptr_t *a, uintptr_t *b)
+{
+	const struct spool_file *f;
+	uintptr_t lo = (uintptr_t)p, hi = lo + n, page, base;
+
+	if (spool_tls == NULL || p == NULL || n == 0)
+		return NULL;
+	page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	for (f = spool_tls->files; f != NULL; f = f->next) {
+		base = (uintptr_t)f->map;
+		if (f->map_len == 0 || lo < base || hi > base + f->map_len)
+			continue;
+		*a = (lo + page - 1) & ~(page - 1);
+		*b = hi == base + f->map_len ? hi : hi & ~(page - 1);
+		return f;
+	}
+	return NULL;
+}
+
 void
 spool_done(const void *p, size_t n)
 {
 	const struct spool_file *f;
-	uintptr_t lo = (uintptr_t)p, hi, a, b, page;
+	uintptr_t a, b;
 
-	if (spool_tls == NULL || p == NULL || n == 0)
+	if ((f = spool_pages(p, n, &a, &b)) == NULL)
 		return;
-	hi = lo + n;
-	page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	for (f = spool_tls->files; f != NULL; f = f->next) {
-		if (f->map_len == 0 || lo < (uintptr_t)f->map ||
-		    hi > (uintptr_t)f->map + f->map_len)
-			continue;
-		a = (lo + page - 1) & ~(page - 1);
-		b = hi == (uintptr_t)f->map + f->map_len ? hi :
-		    hi & ~(page - 1);
-		if (b > a)
-			(void)madvise((void *)a, b - a, MADV_DONTNEED);
-		spool_ahead(f, b);
-		return;
-	}
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_DONTNEED);
+	spool_ahead(f, b);
 }
 
 void
 spool_drop(const void *p, size_t n)
 {
 	const struct spool_file *f;
-	uintptr_t lo = (uintptr_t)p, hi, a, b, page, base;
+	uintptr_t a, b;
 
-	if (spool_tls == NULL || p == NULL || n == 0)
+	if ((f = spool_pages(p, n, &a, &b)) == NULL || b <= a)
 		return;
-	hi = lo + n;
-	page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	for (f = spool_tls->files; f != NULL; f = f->next) {
-		base = (uintptr_t)f->map;
-		if (f->map_len == 0 || lo < base || hi > base + f->map_len)
-			continue;
-		a = (lo + page - 1) & ~(page - 1);
-		b = hi == base + f->map_len ? hi : hi & ~(page - 1);
-		if (b <= a)
-			return;
-		(void)fallocate(f->fd, FALLOC_FL_PUNCH_HOLE |
-		    FALLOC_FL_KEEP_SIZE, (off_t)(a - base), (off_t)(b - a));
-		(void)madvise((void *)a, b - a, MADV_DONTNEED);
-		return;
-	}
+	(void)fallocate(f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+	    (off_t)(a - (uintptr_t)f->map), (off_t)(b - a));
+	(void)madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
 void

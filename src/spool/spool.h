@@ -59,8 +59,9 @@ int spool_file(struct spool *sp, struct spool_file **ret, struct err *err);
 /*
  * Append n bytes (buffered; the file system sees them in pieces of up to
  * 256 KiB, but n of 256 KiB and more with nothing buffered goes to the
- * file at once, without a copy).  0, or -1: ENOSPC/EDQUOT -> ERR_STORE "spool: no space left",
- * over the budget -> ERR_HTTP 413.  A file that is mapped takes no more.
+ * file at once, without a copy).  0, or -1: ENOSPC/EDQUOT -> ERR_STORE
+ * "spool: no space left", over the budget -> ERR_HTTP 413.  A file that
+ * is mapped takes no more.
  */
 int spool_write(struct spool_file *f, const void *p, size_t n,
     struct err *err);

@@ -68,6 +68,8 @@ store_sqlite_chunk_fill(struct store_sqlite *s, sqlite3_blob **blob,
 	return 0;
 }
 
+static uint64_t store_sqlite_kicked;  /* store_sqlite_wal_kicks() */
+
 /*
  * Start writing the WAL out now (SYNC_FILE_RANGE_WRITE: it does not wait
  * for the disk), every STORE_SQLITE_KICK bytes of chunks: the kernel would
@@ -75,8 +77,6 @@ store_sqlite_chunk_fill(struct store_sqlite *s, sqlite3_blob **blob,
  * which then waits for all of them, while the Receipt waits for it.
  * Best effort; the WAL's name is SQLite's documented one.
  */
-static uint64_t store_sqlite_kicked;  /* store_sqlite_wal_kicks() */
-
 static void
 store_sqlite_wal_kick(struct store_sqlite *s)
 {
