@@ -631,7 +631,7 @@ gateway_accept(const struct gateway *gw, struct store *s, struct arena *a,
 	struct buf receipt = {0};
 	struct store_result res = {0};
 	struct inbox_business_in bin = { um, leg, NULL };
-	struct store_message m;
+	struct store_message m = {0};
 	int rc = -1, r;
 
 	if (s == NULL) {
@@ -673,6 +673,7 @@ fail:
 		ans->outcome = "drift";
 	gateway_business_note(ans, &res);
 out:
+	(void)inbox_settle(&m);    /* the hash thread ends before the spool */
 	buf_free(&receipt);
 	return rc;
 }

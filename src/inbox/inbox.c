@@ -83,22 +83,60 @@ inbox_parts(struct arena *a, const struct ebms_user_message *um,
 	return 0;
 }
 
+/* A large message's hashes being computed (store.h struct store_pending). */
+struct inbox_pending {
+	struct store_pending base;
+	struct payload_job *job;
+	struct store_message *m;
+};
+
+/* store_pending.wait: the job's hashes into the message. */
+static int
+inbox_pending_wait(void *ctx)
+{
+	struct inbox_pending *p = ctx;
+
+	return payload_hashes_wait(p->job, p->m->content_hash,
+	    p->m->content_hash_v1);
+}
+
 /*
  * Both content hashes (payload.h): version 2 with its field digests, which
  * a new row stores, and version 1, which only a row stored before the
- * digests existed is compared with (README "The inbox guarantees").
+ * digests existed is compared with (README "The inbox guarantees").  A
+ * large message's are computed on a thread while the store works
+ * (m->pending; inbox_settle).
  */
 static int
 inbox_hash(struct arena *a, const struct ebms_user_message *um,
     struct store_message *m)
 {
+	struct inbox_pending *p = arena_calloc(a, 1, sizeof(*p));
 	unsigned char *fields = NULL;
+	int r;
 
-	if (payload_content_hashes(a, um, m->content_hash, &fields,
-	    &m->field_hashes_len, m->content_hash_v1) == -1)
+	if (p == NULL)
+		return -1;
+	r = payload_hashes_start(a, um, &fields, &m->field_hashes_len, &p->job);
+	if (r == 0) {
+		p->base.wait = inbox_pending_wait;
+		p->base.ctx = p;
+		p->m = m;
+		m->pending = &p->base;
+	} else if (r == -1 || payload_content_hashes(a, um, m->content_hash,
+	    &fields, &m->field_hashes_len, m->content_hash_v1) == -1)
 		return -1;
 	m->field_hashes = fields;
 	return 0;
+}
+
+/* See inbox.h. */
+int
+inbox_settle(struct store_message *m)
+{
+	if (m->pending == NULL)
+		return 0;
+	return m->pending->wait(m->pending->ctx);
 }
 
 /* Map the UserMessage onto the inbox row; -1 with err set on failure. */
@@ -228,11 +266,14 @@ inbox_accept(struct store *s, struct arena *a,
 {
 	struct inbox_business_in bin = { um, leg, NULL };
 	struct store_message m;
+	int rc;
 
 	if (s == NULL)
 		return err_set(err, ERR_STORE, NULL, "no store connection");
-	if (inbox_prepare(a, um, leg, peer, &m, err) == -1 ||
-	    inbox_business(a, &bin, &m, NULL, err) == -1)
-		return -1;
-	return inbox_submit(s, a, &m, receipt, receipt_len, ret, err);
+	rc = inbox_prepare(a, um, leg, peer, &m, err) == -1 ||
+	    inbox_business(a, &bin, &m, NULL, err) == -1 ||
+	    inbox_submit(s, a, &m, receipt, receipt_len, ret, err) == -1 ?
+	    -1 : 0;
+	(void)inbox_settle(&m);
+	return rc;
 }

@@ -40,6 +40,16 @@ int inbox_submit(struct store *s, struct arena *a, struct store_message *m,
     struct store_result *ret, struct err *err);
 
 /*
+ * The content hashes of a large message are computed on a thread while the
+ * caller signs and the store writes (m->pending, store.h): store_accept()
+ * returns with them in, and the caller must call inbox_settle() before m,
+ * um or the request's spool goes on every path that may not have reached
+ * inbox_submit() (an error in between): it waits for them.  0, or -1 when
+ * hashing failed; nothing to wait for is 0.
+ */
+int inbox_settle(struct store_message *m);
+
+/*
  * Business-level duplicates (issue 12 item 4): after inbox_prepare(), set
  * m's business key (payload.h "payload_business_key", with ctx: an SBDH
  * parsed already, the limits of one to parse; NULL: none, the defaults)

@@ -294,18 +294,17 @@ payload_content_hash2(struct arena *a, const struct ebms_user_message *um,
 	return 0;
 }
 
-/* Both versions, each part's bytes read once (payload.h). */
+/* Both versions into fields[n] (allocated), v2 and v1 (payload_int.h). */
 int
-payload_content_hashes(struct arena *a, const struct ebms_user_message *um,
-    unsigned char v2[CODEC_SHA256_LEN], unsigned char **ret_fields,
-    size_t *ret_len, unsigned char v1[CODEC_SHA256_LEN])
+payload_hashes_fill(const struct ebms_user_message *um, unsigned char *fields,
+    size_t n, unsigned char v2[CODEC_SHA256_LEN],
+    unsigned char v1[CODEC_SHA256_LEN])
 {
-	size_t n = PAYLOAD_FIELDS_FIXED + 2 * um->n_parts, i;
-	unsigned char *fields = arena_calloc(a, n, CODEC_SHA256_LEN);
 	struct payload_hash ph1 = { NULL, 0 }, ph2;
+	size_t i;
 	int bad = 0;
 
-	if (fields == NULL || payload_fields(um, fields, n, 1) == -1)
+	if (payload_fields(um, fields, n, 1) == -1)
 		return -1;
 	payload_field_start(&ph1);
 	if (ph1.h == NULL)
@@ -325,6 +324,20 @@ payload_content_hashes(struct arena *a, const struct ebms_user_message *um,
 	}
 	payload_field_end(&ph1, v1, &bad);
 	if (bad || payload_v2_outer(um, fields, n, v2) == -1)
+		return -1;
+	return 0;
+}
+
+/* Both versions, each part's bytes read once (payload.h). */
+int
+payload_content_hashes(struct arena *a, const struct ebms_user_message *um,
+    unsigned char v2[CODEC_SHA256_LEN], unsigned char **ret_fields,
+    size_t *ret_len, unsigned char v1[CODEC_SHA256_LEN])
+{
+	size_t n = PAYLOAD_FIELDS_COUNT(um);
+	unsigned char *fields = arena_calloc(a, n, CODEC_SHA256_LEN);
+
+	if (fields == NULL || payload_hashes_fill(um, fields, n, v2, v1) == -1)
 		return -1;
 	*ret_fields = fields;
 	*ret_len = n * CODEC_SHA256_LEN;

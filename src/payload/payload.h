@@ -76,6 +76,33 @@ int payload_content_hashes(struct arena *a,
     unsigned char **ret_fields, size_t *ret_len,
     unsigned char v1[CODEC_SHA256_LEN]);
 
+/*
+ * payload_content_hashes() on a thread of its own (issue 14), for a
+ * message whose parts are large: the caller goes on (signs the Receipt,
+ * opens the store's transaction and writes the payload rows) while the
+ * bytes are hashed.  *ret_fields (in a) and *ret_len are set at once; the
+ * digests are in once payload_hashes_wait() returned 0, which also copies
+ * out both hashes.  The thread binds the caller's spool (spool.h) to
+ * release the windows it read; the caller must not add spool files nor
+ * change um until the wait, and must wait before the spool or um goes (an
+ * arena cleanup joins the thread too, a last resort against a leak, too
+ * late where the spool goes before the arena).  Returns 0 with *ret set,
+ * 1 when the parts are too small to be worth a thread (nothing started:
+ * use payload_content_hashes), -1 when a is exhausted.
+ */
+struct payload_job;
+int payload_hashes_start(struct arena *a, const struct ebms_user_message *um,
+    unsigned char **ret_fields, size_t *ret_len, struct payload_job **ret);
+
+/* Wait for job's thread; 0 with both hashes copied out, -1 when hashing
+ * failed.  May be called again, from any thread but one at a time. */
+int payload_hashes_wait(struct payload_job *job,
+    unsigned char v2[CODEC_SHA256_LEN], unsigned char v1[CODEC_SHA256_LEN]);
+
+/* Parts of at least this many bytes in all make payload_hashes_start()
+ * start a thread. */
+#define PAYLOAD_JOB_MIN ((size_t)8 << 20)
+
 /* The name of field digest i ("From", "PartInfo[2] payload bytes"),
  * static or written into buf[len]. */
 const char *payload_field_name(size_t i, char *buf, size_t len);

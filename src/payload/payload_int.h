@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "../ebms/ebms.h"
 #include "../util/codec.h"
 
 /* Parts shorter than this are hashed on one thread (payload_par.c): a
@@ -21,6 +22,19 @@
  */
 int payload_par_update(struct codec_sha256 *a, struct codec_sha256 *b,
     const unsigned char *data, size_t len, int *a_failed, int *b_failed);
+
+/* The number of field digests of um (payload.h, version 2). */
+#define PAYLOAD_FIELDS_COUNT(um) (PAYLOAD_FIELDS_FIXED + 2 * (um)->n_parts)
+
+/*
+ * payload_content_hashes() into buffers the caller allocated: fields[n]
+ * (n = PAYLOAD_FIELDS_COUNT(um) digests), v2 and v1.  Allocates nothing
+ * from an arena, so it may run on a thread of its own (payload_job.c).
+ * 0, or -1 when SHA-256 fails.
+ */
+int payload_hashes_fill(const struct ebms_user_message *um,
+    unsigned char *fields, size_t n, unsigned char v2[CODEC_SHA256_LEN],
+    unsigned char v1[CODEC_SHA256_LEN]);
 
 /* How many payload_par_update() runs used the second thread so far (for
  * tests and the curious; a relaxed counter). */

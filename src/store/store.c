@@ -132,6 +132,16 @@ store_check_message(const struct store_message *m, struct err *err)
 	return 0;
 }
 
+/* See store.h. */
+int
+store_hashes(const struct store_message *m, struct err *err)
+{
+	if (m->pending == NULL || m->pending->wait(m->pending->ctx) == 0)
+		return 0;
+	return err_set(err, ERR_INTERNAL, NULL,
+	    "could not hash the message content");
+}
+
 /* The accept transaction (see store.h); *ret only written on success. */
 int
 store_accept(struct store *s, const struct store_message *m,
@@ -139,12 +149,19 @@ store_accept(struct store *s, const struct store_message *m,
 {
 	struct store_result res;
 
+	int rc;
+
 	memset(&res, 0, sizeof(res));
-	if (store_check_message(m, err) == -1 ||
-	    s->ops->accept(s, m, a, &res, err) == -1)
-		return -1;
-	*ret = res;
-	return 0;
+	/* a probe reads the hashes first thing; every accept returns with
+	 * them in (the thread computing them has ended) */
+	rc = store_check_message(m, err) == -1 ||
+	    (m->receipt == NULL && store_hashes(m, err) == -1) ||
+	    s->ops->accept(s, m, a, &res, err) == -1 ? -1 : 0;
+	if (store_hashes(m, rc == 0 ? err : NULL) == -1)
+		rc = -1;
+	if (rc == 0)
+		*ret = res;
+	return rc;
 }
 
 /* Claim the oldest claimable delivery (see store.h); *ret only on 1. */

@@ -129,7 +129,28 @@ struct store_message {
 	                               * ignored); at most
 	                               * STORE_BUSINESS_KEY_MAX bytes */
 	enum store_business business_mode;
+	const struct store_pending *pending; /* NULL: the hashes above are
+	                               * in; else they are still being
+	                               * computed (see struct store_pending) */
 };
+
+/*
+ * Content hashes computed while the store works (issue 14): wait(ctx)
+ * returns once content_hash, content_hash_v1 and the bytes field_hashes
+ * points to (its pointer and length are set already) hold the message's
+ * hashes: 0, or -1 when hashing failed.  Calling it again gives the same
+ * answer at once.  A store calls it (store_hashes) before it reads any of
+ * them: SQLite after writing a NEW message's payload rows, so both run at
+ * the same time; PostgreSQL first (its accept function decides from the
+ * hashes before any payload row is written).
+ */
+struct store_pending {
+	int (*wait)(void *ctx);
+	void *ctx;
+};
+
+/* m's hashes in (m->pending->wait): 0, or -1 with err set (ERR_INTERNAL). */
+int store_hashes(const struct store_message *m, struct err *err);
 
 enum store_outcome { STORE_NEW = 1, STORE_DUPLICATE, STORE_DRIFT, STORE_ABSENT,
 	STORE_BUSINESS_DUP };
@@ -411,6 +432,11 @@ int store_lost(struct store *s);
  * in the same transaction, only for a NEW (a duplicate, drift, probe or
  * refused business duplicate writes none), read from part->data in order
  * with spool_done() behind each chunk.
+ *
+ * Hashes still being computed (m->pending): a probe waits for them first;
+ * a NEW on SQLite writes its payload rows meanwhile (struct
+ * store_pending).  store_accept returns with them in, or failed (then
+ * -1), whatever the outcome.
  */
 int store_accept(struct store *s, const struct store_message *m,
     struct arena *a, struct store_result *ret, struct err *err);

@@ -558,6 +558,9 @@ store_pg_accept(struct store *base, const struct store_message *m,
 	struct store_pg_accept_call c;
 	int rc = -1;
 
+	/* as4gw_accept() decides from the hashes before any payload row */
+	if (store_hashes(m, err) == -1)
+		return -1;
 	if (store_pg_accept_init(&c, m, err) == 0)
 		rc = c.streamed || fault_armed("store.after-insert") ||
 		    fault_armed("store.before-commit") ?

@@ -37,6 +37,7 @@ enum store_sqlite_stmt {
 	STORE_SQ_INS_DELIVERY,
 	STORE_SQ_SEL_INBOX,
 	STORE_SQ_UPD_DUP,
+	STORE_SQ_UPD_HASHES,
 	STORE_SQ_SEL_HOLDER,
 	STORE_SQ_INS_CHUNK,
 	STORE_SQ_COUNT
@@ -74,6 +75,9 @@ static const struct {
 	    "UPDATE inbox SET duplicates = duplicates + 1,"
 	    " last_duplicate_at = ?2 WHERE from_party = ?3 AND message_id = ?1"
 	    " RETURNING duplicates" },
+	[STORE_SQ_UPD_HASHES] = { "store content hashes",
+	    "UPDATE inbox SET content_hash = ?3, field_hashes = ?4"
+	    " WHERE from_party = ?2 AND message_id = ?1" },
 	/* inbox_business_key_idx (005_business_key.sql) */
 	[STORE_SQ_SEL_HOLDER] = { "look up business key",
 	    "SELECT message_id FROM inbox WHERE from_party = ?1"
@@ -179,6 +183,9 @@ store_sqlite_run(struct store_sqlite *s, enum store_sqlite_stmt id,
 	    store_sqlite_stmts[id].what, err);
 }
 
+/* The content hash a row holds until its hashes are in (one transaction). */
+static const unsigned char store_sqlite_nohash[STORE_HASH_LEN];
+
 /*
  * INSERT ... ON CONFLICT DO NOTHING, holder the business key's holder (a
  * flagged row) or NULL: 1 inserted, 0 id exists, -1 error.
@@ -199,11 +206,15 @@ store_sqlite_insert_inbox(struct store_sqlite *s, const struct store_message *m,
 	b |= store_sqlite_bind_text(st, 7, m->agreement_ref);
 	b |= store_sqlite_bind_text(st, 8, m->pmode_id);
 	b |= store_sqlite_bind_text(st, 9, m->source);
-	b |= store_sqlite_bind_blob(st, 10, m->content_hash, STORE_HASH_LEN);
+	/* hashes still being computed: a placeholder until
+	 * store_sqlite_hashes, in this transaction */
+	b |= store_sqlite_bind_blob(st, 10, m->pending != NULL ?
+	    store_sqlite_nohash : m->content_hash, STORE_HASH_LEN);
 	b |= store_sqlite_bind_blob(st, 11, m->receipt, m->receipt_len);
 	b |= sqlite3_bind_int64(st, 12, m->received_at_ms);
 	b |= store_sqlite_bind_text(st, 13, m->partition_key);
-	b |= m->field_hashes != NULL ? store_sqlite_bind_blob(st, 14,
+	b |= m->field_hashes != NULL && m->pending == NULL ?
+	    store_sqlite_bind_blob(st, 14,
 	    m->field_hashes, m->field_hashes_len) : sqlite3_bind_null(st, 14);
 	b |= store_sqlite_bind_text(st, 15, m->business_key);
 	b |= store_sqlite_bind_text(st, 16, holder);
@@ -314,6 +325,8 @@ store_sqlite_lookup(struct store_sqlite *s, const struct store_message *m,
 	case SQLITE_ROW: break;
 	default: goto fail;
 	}
+	if (store_hashes(m, err) == -1)
+		goto out;
 	*same = store_sqlite_same(st, m);
 	rc = 1;
 	if (a == NULL)
@@ -431,12 +444,42 @@ store_sqlite_txn(struct store_sqlite *s, enum store_sqlite_txn op,
 	return store_sqlite_run(s, id[op], SQLITE_OK, err);
 }
 
+/*
+ * A NEW whose hashes were still being computed when its row went in with a
+ * placeholder: wait for them (its payload rows are written by now), then
+ * store them in the row.
+ */
+static int
+store_sqlite_hashes(struct store_sqlite *s, const struct store_message *m,
+    struct err *err)
+{
+	sqlite3_stmt *st = s->st[STORE_SQ_UPD_HASHES];
+	int b;
+
+	if (m->pending == NULL)
+		return 0;
+	if (store_hashes(m, err) == -1)
+		return -1;
+	b = store_sqlite_bind_text(st, 1, m->message_id);
+	b |= store_sqlite_bind_text(st, 2, m->from_party);
+	b |= store_sqlite_bind_blob(st, 3, m->content_hash, STORE_HASH_LEN);
+	b |= m->field_hashes != NULL ? store_sqlite_bind_blob(st, 4,
+	    m->field_hashes, m->field_hashes_len) : sqlite3_bind_null(st, 4);
+	if (store_sqlite_run(s, STORE_SQ_UPD_HASHES, b, err) == -1)
+		return -1;
+	if (sqlite3_changes(s->db) != 1)
+		return err_set(err, ERR_STORE, NULL,
+		    "could not store content hashes: row missing");
+	return 0;
+}
+
 /* A NEW: the rest of its rows, then the fault point, then the result. */
 static int
 store_sqlite_new(struct store_sqlite *s, const struct store_message *m,
     struct store_result *ret, struct err *err)
 {
-	if (store_sqlite_insert_rest(s, m, err) == -1)
+	if (store_sqlite_insert_rest(s, m, err) == -1 ||
+	    store_sqlite_hashes(s, m, err) == -1)
 		return -1;
 	fault_point("store.after-insert");
 	ret->outcome = STORE_NEW;

@@ -15,7 +15,7 @@ struct spool;
 
 /* Statements of accept (store_sqlite.c) and of the queue
  * (store_sqlite_queue.c), each set prepared at its first use. */
-#define STORE_SQLITE_ACCEPT_STMTS 13
+#define STORE_SQLITE_ACCEPT_STMTS 14
 #define STORE_SQLITE_QUEUE_STMTS 13
 
 /* Group commit bounds: requests and bytes (receipts + payloads) per batch;

@@ -456,6 +456,54 @@ test_hashes_two_threads(void **state)
 	free(plain);
 }
 
+/* payload_hashes_start: a large part's hashes on a thread equal the ones
+ * computed here, the windows it read are released (it binds our spool),
+ * and waiting again answers the same; a small message starts nothing. */
+static void
+test_hashes_on_a_thread(void **state)
+{
+	size_t big = PAYLOAD_JOB_MIN + CH + 3, i, n = 0, n2 = 0;
+	unsigned char *plain = malloc(big), v1[32], v2[32], w1[32], w2[32];
+	unsigned char *fields = NULL, *f2 = NULL;
+	struct arena *a = arena_new(0);
+	struct payload_job *job = NULL;
+	struct spool *sp = NULL;
+	struct t_msg m;
+	struct err err;
+	long rss;
+
+	(void)state;
+	assert_non_null(plain);
+	for (i = 0; i < big; i++)
+		plain[i] = (unsigned char)(i * 13 + (i >> 11));
+	err_clear(&err);
+	assert_int_equal(spool_new(testspool_dir, 0, 0, &sp, &err), 0);
+	(void)spool_bind(sp);
+	t_msg_init(&m, testspool_mapped(sp, plain, big), big);
+	assert_int_equal(payload_hashes_start(a, &m.um, &fields, &n, &job), 0);
+	assert_non_null(job);
+	assert_non_null(fields);
+	assert_int_equal(n, (PAYLOAD_FIELDS_FIXED + 2) * 32);
+	assert_int_equal(payload_hashes_wait(job, v2, v1), 0);
+	rss = testspool_rss_kib(m.part.data);
+	assert_true(rss >= 0 && rss < 1024);
+	assert_int_equal(payload_content_hashes(a, &m.um, w2, &f2, &n2, w1), 0);
+	assert_memory_equal(v1, w1, 32);
+	assert_memory_equal(v2, w2, 32);
+	assert_int_equal(n, n2);
+	assert_memory_equal(fields, f2, n);
+	memset(v1, 0, 32);
+	assert_int_equal(payload_hashes_wait(job, v2, v1), 0);
+	assert_memory_equal(v1, w1, 32);
+	t_msg_init(&m, plain, PAYLOAD_JOB_MIN - 1);
+	assert_int_equal(payload_hashes_start(a, &m.um, &fields, &n, &job), 1);
+	assert_null(job);
+	(void)spool_bind(NULL);
+	spool_free(sp);
+	arena_free(a);
+	free(plain);
+}
+
 int
 main(void)
 {
@@ -468,6 +516,7 @@ main(void)
 		cmocka_unit_test(test_hash),
 		cmocka_unit_test(test_hashes_one_pass),
 		cmocka_unit_test(test_hashes_two_threads),
+		cmocka_unit_test(test_hashes_on_a_thread),
 	};
 
 	return cmocka_run_group_tests(tests, testspool_setup,
