@@ -282,7 +282,9 @@ http_post_run(struct MHD_Connection *conn, struct http_req *r)
 	rc = http_respond_answer(conn, r, &ans, is_new);
 	http_post_done(r, &ans, &serr);
 	buf_free(&ans.body);
-	http_spool_free(r);
+	/* the spool goes in http_completed, once the answer is sent: closing
+	 * a spooled GiB gives its page-cache pages back, which took a second
+	 * the partner waited for when it came first */
 	return rc;
 }
 
