@@ -148,14 +148,12 @@ store_accept(struct store *s, const struct store_message *m,
     struct arena *a, struct store_result *ret, struct err *err)
 {
 	struct store_result res;
-
 	int rc;
 
 	memset(&res, 0, sizeof(res));
-	/* a probe reads the hashes first thing; every accept returns with
-	 * them in (the thread computing them has ended) */
+	/* the backends wait for pending hashes where they read them; every
+	 * accept returns with them in (the thread computing them has ended) */
 	rc = store_check_message(m, err) == -1 ||
-	    (m->receipt == NULL && store_hashes(m, err) == -1) ||
 	    s->ops->accept(s, m, a, &res, err) == -1 ? -1 : 0;
 	if (store_hashes(m, rc == 0 ? err : NULL) == -1)
 		rc = -1;

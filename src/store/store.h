@@ -433,9 +433,9 @@ int store_lost(struct store *s);
  * refused business duplicate writes none), read from part->data in order
  * with spool_done() behind each chunk.
  *
- * Hashes still being computed (m->pending): a probe waits for them first;
- * a NEW on SQLite writes its payload rows meanwhile (struct
- * store_pending).  store_accept returns with them in, or failed (then
+ * Hashes still being computed (m->pending): a comparison with a stored
+ * row waits for them; a NEW on SQLite writes its payload rows meanwhile
+ * (struct store_pending).  store_accept returns with them in, or failed (then
  * -1), whatever the outcome.
  */
 int store_accept(struct store *s, const struct store_message *m,
