@@ -209,12 +209,14 @@ def config_xml(port, store, threads, certs):
 
 class Postgres:
     """A throwaway cluster (initdb under the temp dir), fsync and
-    synchronous_commit on; stopped and removed at exit."""
+    synchronous_commit on; stopped and removed at exit.  settings: more
+    server settings (name -> value) on top of shared_buffers=128MB."""
 
-    def __init__(self, tmp, pgbin, port):
+    def __init__(self, tmp, pgbin, port, settings=None):
         self.dir = os.path.join(tmp, "pg")
         self.pgbin = pgbin
         self.port = port
+        self.settings = dict(settings or {})
         self.root = os.getuid() == 0
         self.user = "postgres" if self.root else os.environ.get(
             "USER", "postgres")
@@ -236,6 +238,8 @@ class Postgres:
         opts = ("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=on "
                 "-c synchronous_commit=on -c shared_buffers=128MB "
                 "-c max_connections=300" % (self.port, self.dir))
+        for name, value in sorted(self.settings.items()):
+            opts += " -c %s=%s" % (name, value)
         run(self.as_pg([self.pgbin + "/pg_ctl", "-D", data, "-l",
                         os.path.join(self.dir, "log"), "-w", "-o", opts,
                         "start"]))
