@@ -116,6 +116,7 @@ struct store_pg_accept_call {
 	char ms[24];
 	struct buf arr[STORE_PG_N_ARRAYS];
 	int streamed;  /* the payloads go by COPY after a NEW, not in arr */
+	int early;     /* its chunk rows are in already (store_pg_early) */
 };
 
 /* libpq prints NOTICEs to stderr by default; library code stays quiet. */
@@ -132,8 +133,12 @@ store_pg_fail(struct store_pg *s, const char *what, const PGresult *res,
     struct err *err)
 {
 	const char *msg = res != NULL ? PQresultErrorMessage(res) : "";
+	const char *state = res != NULL ?
+	    PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	size_t n;
 
+	(void)snprintf(s->state, sizeof(s->state), "%s",
+	    state != NULL ? state : "");
 	(void)store_pg_gone(s, res);
 	if (s->timed_out)
 		return err_set(err, ERR_STORE, NULL, "could not %s: no answer "
@@ -186,8 +191,8 @@ store_pg_ensure(struct store_pg *s, struct err *err)
 	return 0;
 }
 
-/* Run SQL text expecting success (any result rows are discarded). */
-static int
+/* Run SQL text expecting success (store_pg_int.h). */
+int
 store_pg_cmd(struct store_pg *s, const char *sql, const char *what,
     struct err *err)
 {
@@ -247,8 +252,8 @@ store_pg_commit(struct store_pg *s, struct err *err)
 	return rc;
 }
 
-/* End whatever transaction is open, if the connection is still there. */
-static void
+/* End whatever transaction is open (store_pg_int.h). */
+void
 store_pg_abort(struct store_pg *s)
 {
 	PGTransactionStatusType ts = PQtransactionStatus(s->conn);
@@ -511,7 +516,11 @@ store_pg_accept_one(struct store_pg *s, const struct store_message *m,
 /*
  * accept inside BEGIN ... COMMIT: for streamed payloads (COPY after a NEW)
  * and, in fault builds, so the store.* fault points sit inside the
- * transaction.  Only the BEGIN is retried on a dead connection.
+ * transaction.  Only the BEGIN is retried on a dead connection.  c->early:
+ * the transaction is open with m's chunk rows in (store_pg_early); then
+ * anything but a NEW ends it and returns 1, and the caller accepts again
+ * the usual way (the decision was against a row stored meanwhile; the
+ * chunks must not stay, a duplicate's count must).
  */
 static int
 store_pg_accept_txn(struct store_pg *s, const struct store_message *m,
@@ -519,16 +528,20 @@ store_pg_accept_txn(struct store_pg *s, const struct store_message *m,
     struct store_result *ret, struct err *err)
 {
 	PGresult *res = NULL;
-	int rc = -1;
+	int early = c->early, rc = -1;
 
-	if (store_pg_begin(s, "BEGIN ISOLATION LEVEL READ COMMITTED",
+	if (!early && store_pg_begin(s, "BEGIN ISOLATION LEVEL READ COMMITTED",
 	    "begin transaction", err) == -1)
 		goto out;
 	res = store_pg_exec(s, &store_pg_stmts[STORE_PG_ACCEPT], &c->p, 1, err);
 	if (res == NULL || store_pg_outcome(res, m, a, ret, err) == -1)
 		goto out;
+	if (early && ret->outcome != STORE_NEW) {
+		rc = 1;
+		goto out;
+	}
 	if (ret->outcome == STORE_NEW) {
-		if (c->streamed && store_pg_copy_parts(s, m, err) == -1)
+		if (c->streamed && store_pg_copy_parts(s, m, !early, err) == -1)
 			goto out;
 		fault_point("store.after-insert");
 	}
@@ -556,12 +569,23 @@ store_pg_accept(struct store *base, const struct store_message *m,
 {
 	struct store_pg *s = (struct store_pg *)base;
 	struct store_pg_accept_call c;
-	int rc = -1;
+	int early, rc = -1;
 
-	/* as4gw_accept() decides from the hashes before any payload row */
-	if (store_hashes(m, err) == -1)
+	/* a large new message's chunks go in while its hashes are computed;
+	 * as4gw_accept() decides from the hashes, before any payload row */
+	if ((early = store_pg_early(s, m, err)) == -1)
 		return -1;
-	if (store_pg_accept_init(&c, m, err) == 0)
+	memset(&c, 0, sizeof(c));
+	if (store_hashes(m, err) == -1 || store_pg_accept_init(&c, m,
+	    err) == -1) {
+		store_pg_abort(s);
+		store_pg_accept_free(&c);
+		return -1;
+	}
+	if ((c.early = early) != 0)
+		rc = store_pg_accept_txn(s, m, &c, a, ret, err);
+	c.early = 0;
+	if (!early || rc == 1)
 		rc = c.streamed || fault_armed("store.after-insert") ||
 		    fault_armed("store.before-commit") ?
 		    store_pg_accept_txn(s, m, &c, a, ret, err) :

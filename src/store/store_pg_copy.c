@@ -115,7 +115,7 @@ store_pg_copy_end(struct store_pg *s, int ok, struct err *err)
  */
 int
 store_pg_copy_parts(struct store_pg *s, const struct store_message *m,
-    struct err *err)
+    int chunks, struct err *err)
 {
 	PGresult *res = store_pg_query(s, STORE_PG_COPY_SQL);
 	struct buf b = { 0 };
@@ -140,6 +140,6 @@ store_pg_copy_parts(struct store_pg *s, const struct store_message *m,
 	buf_free(&b);
 	if (store_pg_copy_end(s, ok, err) == -1)
 		return -1;
-	return store_pg_chunk_copy(s, m, err);
+	return chunks ? store_pg_chunk_copy(s, m, err) : 0;
 }
 

@@ -44,6 +44,7 @@ struct store_pg {
 	int stale;      /* the server is no primary any more: reconnect */
 	int timed_out;  /* a wait passed timeout_ms: stale, not retried */
 	int timeout_ms; /* <storeTimeoutSeconds>: per wait for the server */
+	char state[6];  /* SQLSTATE of store_pg_fail's last failure, or "" */
 };
 
 /*
@@ -66,9 +67,18 @@ PGresult *store_pg_query(struct store_pg *s, const char *sql);
 extern const struct store_pg_stmt store_pg_queue_stmts[];
 extern const size_t store_pg_queue_count;
 
-/* Record ERR_STORE with the server's (or libpq's) message. */
+/* Record ERR_STORE with the server's (or libpq's) message, and in
+ * s->state its SQLSTATE ("" when it gave none). */
 int store_pg_fail(struct store_pg *s, const char *what, const PGresult *res,
     struct err *err);
+
+/* Run SQL text (one or more statements) expecting success; any result
+ * rows are discarded.  0, or -1 with err set (store_pg_fail). */
+int store_pg_cmd(struct store_pg *s, const char *sql, const char *what,
+    struct err *err);
+
+/* End whatever transaction is open, if the connection is still there. */
+void store_pg_abort(struct store_pg *s);
 
 /*
  * Read the answer of a NOTIFY sent without waiting (store_pg_accept), so the
@@ -130,11 +140,24 @@ int store_pg_str(struct buf *b, const char *s);
 
 /*
  * Insert the payload rows of m into the open transaction with a binary
- * COPY, streamed (store_pg_copy.c), then the chunk rows of its parts
- * longer than STORE_CHUNK_THRESHOLD (store_pg_chunk_copy); 0, or -1 with
- * ERR_STORE (the transaction must then be rolled back).
+ * COPY, streamed (store_pg_copy.c), then, unless they are in already
+ * (chunks 0: store_pg_early), the chunk rows of its parts longer than
+ * STORE_CHUNK_THRESHOLD (store_pg_chunk_copy); 0, or -1 with ERR_STORE
+ * (the transaction must then be rolled back).
  */
 int store_pg_copy_parts(struct store_pg *s, const struct store_message *m,
+    int chunks, struct err *err);
+
+/*
+ * Chunks ahead of the decision (store_pg_early.c): for a new message with
+ * chunked parts whose content hashes are still pending, open the accept
+ * transaction and COPY its chunk rows while the hashes are computed.
+ * 1: they are in, the transaction is open (its payload rows and the
+ * decision follow: store_pg.c); 0: not taken, or given up because another
+ * request holds or stored the same MessageId (no transaction open: accept
+ * as usual); -1: error, err set, nothing open.
+ */
+int store_pg_early(struct store_pg *s, const struct store_message *m,
     struct err *err);
 
 /* Binary COPY framing (PostgreSQL docs, COPY "Binary Format"): the

@@ -175,9 +175,14 @@ def test_008_database_takes_the_storage_migrations(pg_dsn, tmp_path, pki):
     assert len(old) == 11 and all(m is not None for _, m in old[:-1]), old
     p = run_as4gw('migrate', '-c', gw.config)
     assert p.returncode == 0, p.stderr
-    assert p.stdout == 'migrations applied: 2\n', p.stdout    # 009, 010
+    assert p.stdout == 'migrations applied: 3\n', p.stdout    # 009, 010, 011
     assert storage(gw) == 'p'
     assert reloptions(gw) == ['toast_tuple_target=8160']
+    # 011: the chunks' foreign key deferrable, still checked per row unless a
+    # transaction defers it (store_pg_early.c)
+    assert gw.store.query("SELECT condeferrable, condeferred FROM pg_constraint"
+                          " WHERE conrelid = 'payload_chunk'::regclass"
+                          " AND contype = 'f'") == [(True, False)]
     assert chunk_compression(gw, old_mid) == old       # no chunk rewritten
     assert gw.store.query("SELECT count(*) FROM schema_migrations WHERE name IN"
                           " ('postgresql/009_payload_chunk_storage.sql',"

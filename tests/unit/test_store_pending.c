@@ -14,8 +14,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "teststore.h"
 #include "testutil.h"
@@ -30,6 +33,13 @@ struct tp_wait {
 	unsigned char hash_byte;      /* the hashes it fills in */
 	int rc;                       /* its answer */
 	int calls;
+	/* run at the first call, before the hashes are in (may be NULL) */
+	void (*during)(struct tp_wait *w);
+	const struct tctx *c;
+	long long seen;               /* what during saw */
+	pthread_mutex_t *mu;          /* the race of t_early_conflict */
+	pthread_cond_t *cv;
+	int *state;
 };
 
 static int
@@ -37,7 +47,8 @@ tp_wait_cb(void *ctx)
 {
 	struct tp_wait *w = ctx;
 
-	w->calls++;
+	if (w->calls++ == 0 && w->during != NULL)
+		w->during(w);
 	if (w->rc == 0) {
 		memset(w->t->m.content_hash, w->hash_byte, STORE_HASH_LEN);
 		memset(w->t->m.content_hash_v1, w->hash_byte, STORE_HASH_LEN);
@@ -196,6 +207,238 @@ t_pending_compared(void **state)
 	free(big);
 }
 
+/* PostgreSQL's chunks ahead of the decision (store_pg_early.c). */
+
+/* during: how many of the store's connections sit in a transaction whose
+ * last statement was the chunks' COPY (the accept's, waiting for us). */
+static void
+tp_copied(struct tp_wait *w)
+{
+	char sql[512];
+
+	(void)snprintf(sql, sizeof(sql), "SELECT count(*) FROM pg_stat_activity"
+	    " WHERE application_name = '%s' AND state = 'idle in transaction'"
+	    " AND query LIKE 'COPY payload_chunk %%'", w->c->app);
+	w->seen = tq_int(w->c, sql);
+}
+
+/* The chunks are COPYed while the hashes are pending, and a NEW keeps
+ * them: every chunk row of the part is stored, in order. */
+static void
+t_early_chunks_first(void **state)
+{
+	struct tctx *c = *state;
+	struct arena *a;
+	struct store *s;
+	struct tmsg t;
+	struct tp_wait w;
+	unsigned char *big = tp_bytes();
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tp_msg(&t, &w, "early-1@as4gw.test", 0x61, 0, big);
+	w.during = tp_copied;
+	w.c = c;
+	(void)taccept(s, a, &t, STORE_NEW);
+	assert_int_equal(w.seen, 1);
+	tp_stored(c, 0x61);
+	tcount(c, "SELECT count(*) FROM payload WHERE size IS NOT NULL", 1);
+	tcount(c, "SELECT count(*) FROM (SELECT chunk_no, row_number() OVER"
+	    " (ORDER BY chunk_no) - 1 AS k FROM payload_chunk) AS x"
+	    " WHERE chunk_no <> k", 0);
+	tcount(c, "SELECT sum(octet_length(content)) FROM payload_chunk",
+	    (int64_t)TP_BIG);
+	store_close(s);
+	arena_free(a);
+	free(big);
+}
+
+/* during: another connection stores the same MessageId (small parts, no
+ * chunks; hash byte w->seen) and commits. */
+static void
+tp_racer(struct tp_wait *w)
+{
+	struct arena *a = arena_new(0);
+	struct store *s = topen(w->c);
+	struct tmsg r;
+
+	tmsg_init(&r, w->t->m.message_id, (unsigned char)w->seen,
+	    "receipt-racer");
+	(void)taccept(s, a, &r, STORE_NEW);
+	store_close(s);
+	arena_free(a);
+}
+
+/* A row stored while the chunks were going in: the decision is made
+ * against it, the chunks are rolled back, and the answer is the usual
+ * one: a DUPLICATE with the stored Receipt, counted once; a DRIFT. */
+static void
+t_early_raced(void **state)
+{
+	struct tctx *c = *state;
+	struct arena *a;
+	struct store *s;
+	struct store_result r;
+	struct tmsg t;
+	struct tp_wait w;
+	unsigned char *big = tp_bytes();
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tp_msg(&t, &w, "early-2@as4gw.test", 0x62, 0, big);
+	w.during = tp_racer;
+	w.c = c;
+	w.seen = 0x62;
+	r = taccept(s, a, &t, STORE_DUPLICATE);
+	assert_int_equal(r.receipt_len, strlen("receipt-racer"));
+	assert_memory_equal(r.receipt, "receipt-racer", r.receipt_len);
+	tcount(c, "SELECT duplicates FROM inbox", 1);
+	tp_msg(&t, &w, "early-3@as4gw.test", 0x63, 0, big);
+	w.during = tp_racer;
+	w.c = c;
+	w.seen = 0x64;
+	(void)taccept(s, a, &t, STORE_DRIFT);
+	tcount(c, "SELECT count(*) FROM inbox", 2);
+	tcount(c, "SELECT count(*) FROM payload_chunk", 0);
+	tcount(c, "SELECT count(*) FROM payload WHERE size IS NOT NULL", 0);
+	store_close(s);
+	arena_free(a);
+	free(big);
+}
+
+/* The first request of a race, on its own thread: its hashes are held
+ * back until the main thread lets them go (state 2). */
+struct tp_first {
+	const struct tctx *c;
+	struct tmsg t;
+	struct tp_wait w;
+	unsigned char *big;
+	int rc;
+	enum store_outcome outcome;
+	unsigned char receipt[64];    /* the answer's first bytes */
+};
+
+static void
+tp_hold(struct tp_wait *w)
+{
+	pthread_mutex_lock(w->mu);
+	*w->state = 1;
+	pthread_cond_broadcast(w->cv);
+	while (*w->state != 2)
+		pthread_cond_wait(w->cv, w->mu);
+	pthread_mutex_unlock(w->mu);
+}
+
+/* No cmocka assertion on this thread: the main thread checks rc. */
+static void *
+tp_first_run(void *arg)
+{
+	struct tp_first *f = arg;
+	struct arena *a = arena_new(0);
+	struct store *s = NULL;
+	struct store_result r = { .outcome = 0 };
+	struct err err = { 0 };
+
+	f->rc = -1;
+	if (a != NULL && store_open(f->c->dsn, &s, &err) == 0) {
+		f->rc = store_accept(s, &f->t.m, a, &r, &err);
+		f->outcome = r.outcome;
+		if (r.receipt != NULL)
+			memcpy(f->receipt, r.receipt, r.receipt_len <
+			    sizeof(f->receipt) ? r.receipt_len :
+			    sizeof(f->receipt));
+		store_close(s);
+	}
+	arena_free(a);
+	return NULL;
+}
+
+/* Wait (up to 30 s) until one of the store's connections waits for a
+ * lock: the second request's COPY, on the first request's chunk rows. */
+static void
+tp_until_blocked(const struct tctx *c)
+{
+	char sql[512];
+	int i;
+
+	(void)snprintf(sql, sizeof(sql), "SELECT count(*) FROM pg_stat_activity"
+	    " WHERE application_name = '%s' AND wait_event_type = 'Lock'",
+	    c->app);
+	for (i = 0; i < 3000 && tq_int(c, sql) == 0; i++)
+		(void)nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	if (i == 3000)
+		fail_msg("the second request never waited for the first's rows");
+}
+
+/* Request f of a race: big's message with receipt, hashes 0x65. */
+static void
+tp_first_init(struct tp_first *f, const struct tctx *c, unsigned char *big,
+    const char *receipt)
+{
+	memset(f, 0, sizeof(*f));
+	f->c = c;
+	f->big = big;
+	tp_msg(&f->t, &f->w, "early-4@as4gw.test", 0x65, 0, big);
+	f->t.m.receipt = (const unsigned char *)receipt;
+	f->t.m.receipt_len = strlen(receipt);
+}
+
+/* Two requests with one MessageId, both ahead with their chunks: the
+ * second's COPY waits on the first's rows, fails on the key once the
+ * first commits, and the usual path answers it DUPLICATE with the first's
+ * Receipt; one row, counted once, its chunks once. */
+static void
+t_early_conflict(void **state)
+{
+	struct tctx *c = *state;
+	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+	struct tp_first *f = calloc(2, sizeof(*f));
+	unsigned char *big = tp_bytes();
+	pthread_t tid[2];
+	int held = 0;
+
+	NEED(c);
+	assert_non_null(f);
+	store_close(topen(c));        /* the tables */
+	tp_first_init(&f[0], c, big, "receipt-first");
+	f[0].w.during = tp_hold;
+	f[0].w.mu = &mu;
+	f[0].w.cv = &cv;
+	f[0].w.state = &held;
+	tp_first_init(&f[1], c, big, "receipt-second");
+	assert_int_equal(pthread_create(&tid[0], NULL, tp_first_run, &f[0]),
+	    0);
+	pthread_mutex_lock(&mu);
+	while (held != 1)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+	/* the first's chunks are in, its hashes held: the second starts */
+	assert_int_equal(pthread_create(&tid[1], NULL, tp_first_run, &f[1]),
+	    0);
+	tp_until_blocked(c);
+	pthread_mutex_lock(&mu);
+	held = 2;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+	assert_int_equal(pthread_join(tid[0], NULL), 0);
+	assert_int_equal(pthread_join(tid[1], NULL), 0);
+	assert_int_equal(f[0].rc, 0);
+	assert_int_equal(f[0].outcome, STORE_NEW);
+	assert_int_equal(f[1].rc, 0);
+	assert_int_equal(f[1].outcome, STORE_DUPLICATE);
+	assert_memory_equal(f[1].receipt, "receipt-first",
+	    strlen("receipt-first"));
+	tcount(c, "SELECT count(*) FROM inbox", 1);
+	tcount(c, "SELECT duplicates FROM inbox", 1);
+	tcount(c, "SELECT sum(octet_length(content)) FROM payload_chunk",
+	    (int64_t)TP_BIG);
+	free(f);
+	free(big);
+}
+
 #define PENDING_TESTS(ctx) \
 	BT(t_pending_new, ctx), BT(t_pending_fails, ctx), \
 	BT(t_pending_compared, ctx)
@@ -204,7 +447,9 @@ static const struct CMUnitTest sqlite_tests[] = {
 	PENDING_TESTS(&ctx_sqlite)
 };
 static const struct CMUnitTest pg_tests[] = {
-	PENDING_TESTS(&ctx_pg)
+	PENDING_TESTS(&ctx_pg),
+	BT(t_early_chunks_first, &ctx_pg), BT(t_early_raced, &ctx_pg),
+	BT(t_early_conflict, &ctx_pg),
 };
 
 int
