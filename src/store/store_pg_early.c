@@ -34,6 +34,7 @@
 #include <libpq-fe.h>
 
 #include "store_pg_int.h"
+#include "../util/fault.h"
 
 #define STORE_PG_EARLY_BEGIN "BEGIN ISOLATION LEVEL READ COMMITTED;" \
 	" SET CONSTRAINTS payload_chunk_from_party_message_id_part_no_fkey" \
@@ -104,8 +105,10 @@ store_pg_early(struct store_pg *s, const struct store_message *m,
 		return 0;
 	}
 	s->state[0] = '\0';
-	if (store_pg_chunk_copy(s, m, &lost) == 0)
+	if (store_pg_chunk_copy(s, m, &lost) == 0) {
+		fault_point("store.early-chunks");
 		return 1;
+	}
 	if (store_pg_early_lost(s)) {
 		store_pg_abort(s);
 		return 0;

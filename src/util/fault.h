@@ -10,6 +10,9 @@
  * killer does.  The variable is read once, at the first call.
  *
  * Points (each documented where it sits):
+ *   store.early-chunks    PostgreSQL: a large message's chunk rows COPYed
+ *                         ahead of the decision (store_pg_early.c), its
+ *                         hashes not yet waited for, no inbox row
  *   store.after-insert    inbox, payload and delivery rows written, no COMMIT
  *   store.before-commit   about to COMMIT the accept transaction
  *   http.after-commit     COMMIT done (outcome new), answer not yet queued

@@ -51,6 +51,14 @@ SPOOLING = 'spooling'
 BIG_MODES = (SPOOLING, 'store.after-insert', 'store.before-commit', 'http.after-commit',
              'http.mid-response')
 COMMITTED = ('http.after-commit', 'http.mid-response')
+# PostgreSQL also stops with the chunk rows COPYed ahead of the decision
+# (store_pg_early.c): no row decided, the hashes not yet waited for
+PG_MODES = BIG_MODES + ('store.early-chunks',)
+
+
+def modes_for(backend):
+    """The kill modes of a backend."""
+    return PG_MODES if backend == 'postgresql' else BIG_MODES
 KINDS = ('sec', 'unsigned', 'signed')
 PARTY = 'urn:as4gw:dev:sender'
 ACTION = {'unsigned': 'urn:as4gw:big:Unsigned', 'signed': 'urn:as4gw:big:Signed',
@@ -451,11 +459,12 @@ class BigHarness:
                 os.unlink(m.path)
 
 
-def run_big(binary, pki, workdir, backend, iterations, size=24 * MIB, modes=BIG_MODES,
+def run_big(binary, pki, workdir, backend, iterations, size=24 * MIB, modes=None,
             pg_admin_dsn=None, seed=None, keep=False, log=None):
     """Run the large-payload scenario in a fresh store: its Figures.  The
     store and work directory are removed afterwards unless keep or a
-    violation."""
+    violation.  modes: the kill modes in turn (default modes_for(backend))."""
+    modes = modes if modes is not None else modes_for(backend)
     t0 = time.time()
     os.makedirs(workdir, exist_ok=True)
     dsn = crashlib.new_store(backend, workdir, pg_admin_dsn)
