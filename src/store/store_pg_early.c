@@ -25,7 +25,12 @@
  * stored row.  A message whose row is stored already (a retry) does not
  * COPY at all: the SELECT sends it the usual way at the cost of one round
  * trip.  A stored row without chunk rows (a drift, its parts small) is
- * only found by as4gw_accept(): that is the ROLLBACK in store_pg.c.
+ * only found by as4gw_accept(): that is the ROLLBACK in store_pg.c, as is
+ * a business-level duplicate refused (its chunks were written for nothing).
+ * A second request whose COPY waits on the first's chunk rows is blocked
+ * sending (the server stops reading): libpq's tcp_user_timeout bounds that
+ * wait as the store's timeout bounds a wait for a result (store_pg_wait.c),
+ * then the answer is a 503, as it was when the wait was in as4gw_accept().
  */
 #include "store.h"
 
