@@ -26,6 +26,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -267,7 +268,12 @@ def test_copy_then_retries_get_the_stored_receipts(source, tmp_path, pki):
                            capture_output=True, timeout=120)
         assert e.returncode == 0, e.stderr
         assert sha(e.stdout) == sha(source['sent'][source['big']][2])
-        # only what was pending is handed off, byte for byte
+        # only what was pending is handed off, byte for byte; the failed
+        # hand-off's back-off (1 s after its first attempt) must be over
+        [(wait,)] = pg.query('SELECT extract(epoch FROM not_before)::float8'
+                             ' - extract(epoch FROM now())::float8 FROM delivery'
+                             ' WHERE not_before IS NOT NULL')
+        time.sleep(max(0.0, wait) + 0.05)
         out = tmp_path / 'handoff-pg'
         p = run_as4gw('deliver', '-c', gw.config, '--to-dir', out)
         assert p.returncode == 0, p.stderr
