@@ -1,8 +1,8 @@
 /*
- * store_pg_int — what store_pg.c (connection, migrations, accept) shares
- * with store_pg_queue.c (claim, finish, purge, stats, wait, notify) and
- * store_pg_answer.c (as4gw_accept()'s answer).  Not for callers of the
- * store.
+ * store_pg_int — what store_pg.c (connection, migrations) shares with
+ * store_pg_accept.c (accept), store_pg_queue.c (claim, finish, purge,
+ * stats, wait, notify) and store_pg_answer.c (as4gw_accept()'s answer).
+ * Not for callers of the store.
  */
 #ifndef AS4GW_STORE_PG_INT_H
 #define AS4GW_STORE_PG_INT_H
@@ -63,9 +63,16 @@ PGresult *store_pg_finish(struct store_pg *s, int sent);
 PGresult *store_pg_query(struct store_pg *s, const char *sql);
 
 
-/* The queue's statements (store_pg_queue.c), prepared with accept's. */
+/* The queue's statements (store_pg_queue.c), prepared with accept's
+ * (store_pg_accept.c). */
 extern const struct store_pg_stmt store_pg_queue_stmts[];
 extern const size_t store_pg_queue_count;
+extern const struct store_pg_stmt store_pg_accept_stmts[];
+extern const size_t store_pg_accept_count;
+
+/* The accept transaction of the ops table (store.h; store_pg_accept.c). */
+int store_pg_accept(struct store *base, const struct store_message *m,
+    struct arena *a, struct store_result *ret, struct err *err);
 
 /* Record ERR_STORE with the server's (or libpq's) message, and in
  * s->state its SQLSTATE ("" when it gave none). */
@@ -76,6 +83,10 @@ int store_pg_fail(struct store_pg *s, const char *what, const PGresult *res,
  * rows are discarded.  0, or -1 with err set (store_pg_fail). */
 int store_pg_cmd(struct store_pg *s, const char *sql, const char *what,
     struct err *err);
+
+/* COMMIT the open transaction: 0, or -1 with err set (a COMMIT the server
+ * turned into a ROLLBACK is an error too). */
+int store_pg_commit(struct store_pg *s, struct err *err);
 
 /* End whatever transaction is open, if the connection is still there. */
 void store_pg_abort(struct store_pg *s);
