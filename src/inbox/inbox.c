@@ -96,8 +96,16 @@ inbox_pending_wait(void *ctx)
 {
 	struct inbox_pending *p = ctx;
 
-	return payload_hashes_wait(p->job, p->m->content_hash,
-	    p->m->content_hash_v1);
+	return payload_hashes_wait(p->job, p->m->content_hash);
+}
+
+/* store_pending.v1: the version 1 hash, computed now (payload.h). */
+static int
+inbox_pending_v1(void *ctx)
+{
+	struct inbox_pending *p = ctx;
+
+	return payload_hashes_v1(p->job, p->m->content_hash_v1);
 }
 
 /*
@@ -105,7 +113,7 @@ inbox_pending_wait(void *ctx)
  * a new row stores, and version 1, which only a row stored before the
  * digests existed is compared with (README "The inbox guarantees").  A
  * large message's are computed on a thread while the store works
- * (m->pending; inbox_settle).
+ * (m->pending; inbox_settle), its version 1 only if the store asks.
  */
 static int
 inbox_hash(struct arena *a, const struct ebms_user_message *um,
@@ -120,6 +128,7 @@ inbox_hash(struct arena *a, const struct ebms_user_message *um,
 	r = payload_hashes_start(a, um, &fields, &m->field_hashes_len, &p->job);
 	if (r == 0) {
 		p->base.wait = inbox_pending_wait;
+		p->base.v1 = inbox_pending_v1;
 		p->base.ctx = p;
 		p->m = m;
 		m->pending = &p->base;

@@ -294,7 +294,8 @@ payload_content_hash2(struct arena *a, const struct ebms_user_message *um,
 	return 0;
 }
 
-/* Both versions into fields[n] (allocated), v2 and v1 (payload_int.h). */
+/* Both versions into fields[n] (allocated), v2 and v1, or only version 2
+ * when v1 is NULL (payload_int.h). */
 int
 payload_hashes_fill(const struct ebms_user_message *um, unsigned char *fields,
     size_t n, unsigned char v2[CODEC_SHA256_LEN],
@@ -306,23 +307,31 @@ payload_hashes_fill(const struct ebms_user_message *um, unsigned char *fields,
 
 	if (payload_fields(um, fields, n, 1) == -1)
 		return -1;
-	payload_field_start(&ph1);
-	if (ph1.h == NULL)
-		return -1;
-	payload_v1_head(&ph1, um);
+	if (v1 != NULL) {
+		payload_field_start(&ph1);
+		if (ph1.h == NULL)
+			return -1;
+		payload_v1_head(&ph1, um);
+	}
 	for (i = 0; i < um->n_parts; i++) {
-		payload_v1_part(&ph1, &um->parts[i]);
+		if (v1 != NULL)
+			payload_v1_part(&ph1, &um->parts[i]);
 		payload_field_start(&ph2);
 		if (ph2.h == NULL) {
 			bad = 1;
 			break;
 		}
-		payload_hash_data(&ph1, &ph2, um->parts[i].data,
-		    um->parts[i].len);
+		if (v1 != NULL)
+			payload_hash_data(&ph1, &ph2, um->parts[i].data,
+			    um->parts[i].len);
+		else
+			payload_hash_data(&ph2, NULL, um->parts[i].data,
+			    um->parts[i].len);
 		payload_field_end(&ph2, fields + (PAYLOAD_FIELDS_FIXED +
 		    2 * i + 1) * CODEC_SHA256_LEN, &bad);
 	}
-	payload_field_end(&ph1, v1, &bad);
+	if (v1 != NULL)
+		payload_field_end(&ph1, v1, &bad);
 	if (bad || payload_v2_outer(um, fields, n, v2) == -1)
 		return -1;
 	return 0;

@@ -82,7 +82,8 @@ int payload_content_hashes(struct arena *a,
  * opens the store's transaction and writes the payload rows) while the
  * bytes are hashed.  *ret_fields (in a) and *ret_len are set at once; the
  * digests are in once payload_hashes_wait() returned 0, which also copies
- * out both hashes.  The thread binds the caller's spool (spool.h) to
+ * out the version 2 hash.  The version 1 hash is computed only when asked
+ * for (payload_hashes_v1).  The thread binds the caller's spool (spool.h) to
  * release the windows it read; the caller must not add spool files nor
  * change um until the wait, and must wait before the spool or um goes (an
  * arena cleanup joins the thread too, a last resort against a leak, too
@@ -94,10 +95,20 @@ struct payload_job;
 int payload_hashes_start(struct arena *a, const struct ebms_user_message *um,
     unsigned char **ret_fields, size_t *ret_len, struct payload_job **ret);
 
-/* Wait for job's thread; 0 with both hashes copied out, -1 when hashing
- * failed.  May be called again, from any thread but one at a time. */
+/* Wait for job's thread; 0 with the version 2 hash copied out, -1 when
+ * hashing failed.  May be called again, from any thread but one at a time. */
 int payload_hashes_wait(struct payload_job *job,
-    unsigned char v2[CODEC_SHA256_LEN], unsigned char v1[CODEC_SHA256_LEN]);
+    unsigned char v2[CODEC_SHA256_LEN]);
+
+/*
+ * The version 1 hash of job's message (payload_content_hash), which only a
+ * row stored before the field digests existed is compared with: computed
+ * on the caller's thread at the first call (after the wait; the parts'
+ * bytes are read once more, released behind as ever), copied out at every
+ * call.  0, or -1 when hashing failed.  The rules of payload_hashes_wait.
+ */
+int payload_hashes_v1(struct payload_job *job,
+    unsigned char v1[CODEC_SHA256_LEN]);
 
 /* Parts of at least this many bytes in all make payload_hashes_start()
  * start a thread. */

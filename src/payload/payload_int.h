@@ -28,7 +28,8 @@ int payload_par_update(struct codec_sha256 *a, struct codec_sha256 *b,
 
 /*
  * payload_content_hashes() into buffers the caller allocated: fields[n]
- * (n = PAYLOAD_FIELDS_COUNT(um) digests), v2 and v1.  Allocates nothing
+ * (n = PAYLOAD_FIELDS_COUNT(um) digests), v2 and v1 (v1 NULL: version 2
+ * only, each part's bytes hashed once instead of twice).  Allocates nothing
  * from an arena, so it may run on a thread of its own (payload_job.c).
  * 0, or -1 when SHA-256 fails.
  */

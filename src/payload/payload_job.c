@@ -5,7 +5,10 @@
  * they add up, done at the same time on the machine's two cores the
  * Receipt goes out about a second per GiB sooner.  The thread computes
  * exactly what payload_content_hashes() computes (payload_hashes_fill);
- * only when is different.
+ * only when is different, and version 1 only on demand
+ * (payload_hashes_v1): it is compared only with rows stored before the
+ * field digests existed, and leaving it out hashes each byte once, not
+ * twice.
  */
 #include "payload.h"
 #include "payload_int.h"
@@ -24,6 +27,7 @@ struct payload_job {
 	unsigned char v2[CODEC_SHA256_LEN], v1[CODEC_SHA256_LEN];
 	size_t n;
 	int started, joined, rc;
+	int v1_rc;                    /* payload_hashes_v1: 1 not yet, 0, -1 */
 };
 
 /* The thread: the caller's spool bound, so its windows are released. */
@@ -33,7 +37,7 @@ payload_job_run(void *arg)
 	struct payload_job *j = arg;
 
 	(void)spool_bind(j->spool);
-	j->rc = payload_hashes_fill(j->um, j->fields, j->n, j->v2, j->v1);
+	j->rc = payload_hashes_fill(j->um, j->fields, j->n, j->v2, NULL);
 	(void)spool_bind(NULL);
 	return NULL;
 }
@@ -51,12 +55,24 @@ payload_job_join(struct payload_job *j)
 
 /* See payload.h. */
 int
-payload_hashes_wait(struct payload_job *j, unsigned char v2[CODEC_SHA256_LEN],
-    unsigned char v1[CODEC_SHA256_LEN])
+payload_hashes_wait(struct payload_job *j, unsigned char v2[CODEC_SHA256_LEN])
 {
 	if (payload_job_join(j) == -1)
 		return -1;
 	memcpy(v2, j->v2, CODEC_SHA256_LEN);
+	return 0;
+}
+
+/* See payload.h. */
+int
+payload_hashes_v1(struct payload_job *j, unsigned char v1[CODEC_SHA256_LEN])
+{
+	if (payload_job_join(j) == -1)
+		return -1;
+	if (j->v1_rc == 1)
+		j->v1_rc = payload_content_hash(j->um, j->v1);
+	if (j->v1_rc == -1)
+		return -1;
 	memcpy(v1, j->v1, CODEC_SHA256_LEN);
 	return 0;
 }
@@ -97,6 +113,7 @@ payload_hashes_start(struct arena *a, const struct ebms_user_message *um,
 		return -1;
 	j->um = um;
 	j->spool = spool_bound();
+	j->v1_rc = 1;
 	j->n = PAYLOAD_FIELDS_COUNT(um);
 	*ret_fields = j->fields;
 	*ret_len = j->n * CODEC_SHA256_LEN;
@@ -106,6 +123,6 @@ payload_hashes_start(struct arena *a, const struct ebms_user_message *um,
 		return 0;
 	}
 	/* no thread: hash here and now, the same answer */
-	j->rc = payload_hashes_fill(um, j->fields, j->n, j->v2, j->v1);
+	j->rc = payload_hashes_fill(um, j->fields, j->n, j->v2, NULL);
 	return 0;
 }

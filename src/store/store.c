@@ -142,6 +142,25 @@ store_hashes(const struct store_message *m, struct err *err)
 	    "could not hash the message content");
 }
 
+/* See store.h. */
+int
+store_v1_lazy(const struct store_message *m)
+{
+	return m->pending != NULL && m->pending->v1 != NULL;
+}
+
+/* See store.h. */
+int
+store_hash_v1(const struct store_message *m, struct err *err)
+{
+	if (store_hashes(m, err) == -1)
+		return -1;
+	if (!store_v1_lazy(m) || m->pending->v1(m->pending->ctx) == 0)
+		return 0;
+	return err_set(err, ERR_INTERNAL, NULL,
+	    "could not hash the message content (version 1)");
+}
+
 /* The accept transaction (see store.h); *ret only written on success. */
 int
 store_accept(struct store *s, const struct store_message *m,

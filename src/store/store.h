@@ -136,21 +136,33 @@ struct store_message {
 
 /*
  * Content hashes computed while the store works (issue 14): wait(ctx)
- * returns once content_hash, content_hash_v1 and the bytes field_hashes
- * points to (its pointer and length are set already) hold the message's
- * hashes: 0, or -1 when hashing failed.  Calling it again gives the same
- * answer at once.  A store calls it (store_hashes) before it reads any of
- * them: SQLite after writing a NEW message's payload rows, so both run at
- * the same time; PostgreSQL first (its accept function decides from the
- * hashes before any payload row is written).
+ * returns once content_hash, content_hash_v1 (unless v1 is set) and the
+ * bytes field_hashes points to (its pointer and length are set already)
+ * hold the message's hashes: 0, or -1 when hashing failed.  Calling it
+ * again gives the same answer at once.  A store calls it (store_hashes)
+ * before it reads any of them: SQLite after writing a NEW message's
+ * payload rows, so both run at the same time; PostgreSQL while it writes
+ * the chunk rows of a new message (store_pg_early.c), else first.
+ * v1(ctx), when not NULL: content_hash_v1 is computed only by it (after
+ * wait; the same rules), because only a row stored before the field
+ * digests existed is compared with it (store_hash_v1); a store asks for
+ * it only when it finds such a row.
  */
 struct store_pending {
 	int (*wait)(void *ctx);
+	int (*v1)(void *ctx);
 	void *ctx;
 };
 
 /* m's hashes in (m->pending->wait): 0, or -1 with err set (ERR_INTERNAL). */
 int store_hashes(const struct store_message *m, struct err *err);
+
+/* Whether m's content_hash_v1 waits for store_hash_v1 (pending->v1). */
+int store_v1_lazy(const struct store_message *m);
+
+/* m's content_hash_v1 in (store_hashes, then m->pending->v1 if any): 0, or
+ * -1 with err set (ERR_INTERNAL). */
+int store_hash_v1(const struct store_message *m, struct err *err);
 
 enum store_outcome { STORE_NEW = 1, STORE_DUPLICATE, STORE_DRIFT, STORE_ABSENT,
 	STORE_BUSINESS_DUP };

@@ -305,6 +305,19 @@ out:
 	return rc;
 }
 
+/* The accept the usual way: one statement, or a transaction where payload
+ * rows are COPYed or fault points armed. */
+static int
+store_pg_accept_usual(struct store_pg *s, const struct store_message *m,
+    const struct store_pg_accept_call *c, struct arena *a,
+    struct store_result *ret, struct err *err)
+{
+	return c->streamed || fault_armed("store.after-insert") ||
+	    fault_armed("store.before-commit") ?
+	    store_pg_accept_txn(s, m, c, a, ret, err) :
+	    store_pg_accept_one(s, m, &c->p, a, ret, err);
+}
+
 /* The accept transaction (store.h); never leaves a transaction open. */
 int
 store_pg_accept(struct store *base, const struct store_message *m,
@@ -325,14 +338,26 @@ store_pg_accept(struct store *base, const struct store_message *m,
 		store_pg_accept_free(&c);
 		return -1;
 	}
+	/* a version 1 hash not computed yet: NULL matches no stored row */
+	if (store_v1_lazy(m))
+		c.p.values[STORE_PG_A_HASH_V1] = NULL;
 	if ((c.early = early) != 0)
 		rc = store_pg_accept_txn(s, m, &c, a, ret, err);
 	c.early = 0;
 	if (!early || rc == 1)
-		rc = c.streamed || fault_armed("store.after-insert") ||
-		    fault_armed("store.before-commit") ?
-		    store_pg_accept_txn(s, m, &c, a, ret, err) :
-		    store_pg_accept_one(s, m, &c.p, a, ret, err);
+		rc = store_pg_accept_usual(s, m, &c, a, ret, err);
+	/* a drift against a row stored before field digests: compare with
+	 * version 1, computed now */
+	if (rc == 0 && c.p.values[STORE_PG_A_HASH_V1] == NULL &&
+	    ret->outcome == STORE_DRIFT && ret->stored_fields == NULL) {
+		if (store_hash_v1(m, err) == -1)
+			rc = -1;
+		else {
+			c.p.values[STORE_PG_A_HASH_V1] =
+			    (const char *)m->content_hash_v1;
+			rc = store_pg_accept_usual(s, m, &c, a, ret, err);
+		}
+	}
 	store_pg_accept_free(&c);
 	return rc;
 }

@@ -325,7 +325,9 @@ store_sqlite_lookup(struct store_sqlite *s, const struct store_message *m,
 	case SQLITE_ROW: break;
 	default: goto fail;
 	}
-	if (store_hashes(m, err) == -1)
+	/* a row without field digests is compared with version 1 */
+	if ((sqlite3_column_type(st, 2) == SQLITE_NULL ? store_hash_v1(m,
+	    err) : store_hashes(m, err)) == -1)
 		goto out;
 	*same = store_sqlite_same(st, m);
 	rc = 1;

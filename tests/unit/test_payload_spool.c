@@ -457,8 +457,9 @@ test_hashes_two_threads(void **state)
 }
 
 /* payload_hashes_start: a large part's hashes on a thread equal the ones
- * computed here, the windows it read are released (it binds our spool),
- * and waiting again answers the same; a small message starts nothing. */
+ * computed here (version 2; version 1 on demand), the windows it read are
+ * released (it binds our spool), and waiting again answers the same; a
+ * small message starts nothing. */
 static void
 test_hashes_on_a_thread(void **state)
 {
@@ -484,16 +485,23 @@ test_hashes_on_a_thread(void **state)
 	assert_non_null(job);
 	assert_non_null(fields);
 	assert_int_equal(n, (PAYLOAD_FIELDS_FIXED + 2) * 32);
-	assert_int_equal(payload_hashes_wait(job, v2, v1), 0);
+	assert_int_equal(payload_hashes_wait(job, v2), 0);
 	rss = testspool_rss_kib(m.part.data);
 	assert_true(rss >= 0 && rss < 1024);
 	assert_int_equal(payload_content_hashes(a, &m.um, w2, &f2, &n2, w1), 0);
-	assert_memory_equal(v1, w1, 32);
 	assert_memory_equal(v2, w2, 32);
 	assert_int_equal(n, n2);
 	assert_memory_equal(fields, f2, n);
+	memset(v2, 0, 32);
+	assert_int_equal(payload_hashes_wait(job, v2), 0);
+	assert_memory_equal(v2, w2, 32);
+	/* version 1 on demand: the same hash, the windows released again */
+	assert_int_equal(payload_hashes_v1(job, v1), 0);
+	assert_memory_equal(v1, w1, 32);
+	rss = testspool_rss_kib(m.part.data);
+	assert_true(rss >= 0 && rss < 1024);
 	memset(v1, 0, 32);
-	assert_int_equal(payload_hashes_wait(job, v2, v1), 0);
+	assert_int_equal(payload_hashes_v1(job, v1), 0);
 	assert_memory_equal(v1, w1, 32);
 	t_msg_init(&m, plain, PAYLOAD_JOB_MIN - 1);
 	assert_int_equal(payload_hashes_start(a, &m.um, &fields, &n, &job), 1);

@@ -40,7 +40,30 @@ struct tp_wait {
 	pthread_mutex_t *mu;          /* the race of t_early_conflict */
 	pthread_cond_t *cv;
 	int *state;
+	unsigned char v1_byte;        /* lazy version 1 (tp_lazy) */
+	int v1_rc, v1_calls;
 };
+
+/* store_pending.v1: fills content_hash_v1 with v1_byte, answers v1_rc. */
+static int
+tp_v1_cb(void *ctx)
+{
+	struct tp_wait *w = ctx;
+
+	w->v1_calls++;
+	if (w->v1_rc == 0)
+		memset(w->t->m.content_hash_v1, w->v1_byte, STORE_HASH_LEN);
+	return w->v1_rc;
+}
+
+/* w's version 1 hash only on demand: v1_byte, answering rc. */
+static void
+tp_lazy(struct tp_wait *w, unsigned char v1_byte, int rc)
+{
+	w->base.v1 = tp_v1_cb;
+	w->v1_byte = v1_byte;
+	w->v1_rc = rc;
+}
 
 static int
 tp_wait_cb(void *ctx)
@@ -51,7 +74,9 @@ tp_wait_cb(void *ctx)
 		w->during(w);
 	if (w->rc == 0) {
 		memset(w->t->m.content_hash, w->hash_byte, STORE_HASH_LEN);
-		memset(w->t->m.content_hash_v1, w->hash_byte, STORE_HASH_LEN);
+		if (w->base.v1 == NULL)   /* else only tp_v1_cb fills it */
+			memset(w->t->m.content_hash_v1, w->hash_byte,
+			    STORE_HASH_LEN);
 		memset(w->t->fields, w->hash_byte, sizeof(w->t->fields));
 	}
 	return w->rc;
@@ -439,9 +464,62 @@ t_early_conflict(void **state)
 	free(big);
 }
 
+/* Version 1 on demand: a retry of a row stored with a version 2 hash
+ * never asks for it; one of a row stored before the field digests (none
+ * stored) asks, then compares with it: a DUPLICATE when it matches, a
+ * DRIFT when not, an error (nothing changed) when it cannot be computed. */
+static void
+t_pending_lazy_v1(void **state)
+{
+	struct tctx *c = *state;
+	struct arena *a;
+	struct store *s;
+	struct store_result r;
+	struct err err = { 0 };
+	struct tmsg t, old;
+	struct tp_wait w;
+	unsigned char *big = tp_bytes();
+
+	NEED(c);
+	a = arena_new(0);
+	s = topen(c);
+	tmsg_init(&old, "lazy-1@as4gw.test", 0x71, "receipt-v2");
+	(void)taccept(s, a, &old, STORE_NEW);
+	tp_msg(&t, &w, "lazy-1@as4gw.test", 0x71, 0, big);
+	tp_lazy(&w, 0x7f, 0);
+	(void)taccept(s, a, &t, STORE_DUPLICATE);
+	assert_int_equal(w.v1_calls, 0);
+	/* a version 1 row: its hash is the message's version 1 hash */
+	tmsg_init(&old, "lazy-2@as4gw.test", 0x72, "receipt-v1");
+	old.m.field_hashes = NULL;
+	old.m.field_hashes_len = 0;
+	(void)taccept(s, a, &old, STORE_NEW);
+	tcount(c, "SELECT count(*) FROM inbox WHERE field_hashes IS NULL", 1);
+	tp_msg(&t, &w, "lazy-2@as4gw.test", 0x73, 0, big);
+	tp_lazy(&w, 0x72, 0);
+	r = taccept(s, a, &t, STORE_DUPLICATE);
+	assert_memory_equal(r.receipt, "receipt-v1", r.receipt_len);
+	assert_true(w.v1_calls >= 1);
+	tp_msg(&t, &w, "lazy-2@as4gw.test", 0x73, 0, big);
+	tp_lazy(&w, 0x74, 0);
+	(void)taccept(s, a, &t, STORE_DRIFT);
+	assert_true(w.v1_calls >= 1);
+	tp_msg(&t, &w, "lazy-2@as4gw.test", 0x73, 0, big);
+	tp_lazy(&w, 0x72, -1);
+	assert_int_equal(store_accept(s, &t.m, a, &r, &err), -1);
+	assert_int_equal(err.kind, ERR_INTERNAL);
+	tcount(c, "SELECT duplicates FROM inbox"
+	    " WHERE message_id = 'lazy-2@as4gw.test'", 1);
+	tcount(c, "SELECT count(*) FROM inbox", 2);
+	tcount(c, "SELECT count(*) FROM payload_chunk", 0);
+	store_close(s);
+	arena_free(a);
+	free(big);
+}
+
 #define PENDING_TESTS(ctx) \
 	BT(t_pending_new, ctx), BT(t_pending_fails, ctx), \
-	BT(t_pending_compared, ctx)
+	BT(t_pending_compared, ctx), BT(t_pending_lazy_v1, ctx)
 
 static const struct CMUnitTest sqlite_tests[] = {
 	PENDING_TESTS(&ctx_sqlite)
