@@ -1,7 +1,7 @@
 /*
  * store_pg_early — a large message's chunk rows written while its content
  * hashes are still being computed (issue 14; store_pg_int.h
- * store_pg_early, 011_payload_chunk_deferrable.sql).
+ * store_pg_early, 012_payload_chunk_cascade.sql).
  *
  * as4gw_accept() decides NEW, DUPLICATE or DRIFT from the content hashes,
  * and those of a message with 8 MiB of payload or more are computed on a
@@ -9,11 +9,11 @@
  * a gigabyte of chunk rows adds the two up; here the server writes the
  * chunks while the thread hashes:
  *
- *   BEGIN; SET CONSTRAINTS <the chunks' foreign key> DEFERRED
+ *   BEGIN
  *   SELECT: is (from_party, message_id) stored?   yes: ROLLBACK, usual path
  *   COPY payload_chunk ...                        (the hashes meanwhile)
  *   -- store_pg.c: wait for the hashes, as4gw_accept(); a NEW: COPY
- *   -- payload rows, COMMIT (the chunks' foreign key checked here);
+ *   -- payload rows, COMMIT (chunk rows have no foreign key, 012);
  *   -- anything else: ROLLBACK, and accept again the usual way
  *
  * Still one transaction: a crash or an error at any point leaves nothing,
@@ -41,9 +41,7 @@
 #include "store_pg_int.h"
 #include "../util/fault.h"
 
-#define STORE_PG_EARLY_BEGIN "BEGIN ISOLATION LEVEL READ COMMITTED;" \
-	" SET CONSTRAINTS payload_chunk_from_party_message_id_part_no_fkey" \
-	" DEFERRED"
+#define STORE_PG_EARLY_BEGIN "BEGIN ISOLATION LEVEL READ COMMITTED"
 #define STORE_PG_EARLY_STORED "SELECT 1 FROM inbox" \
 	" WHERE from_party = $1 AND message_id = $2"
 

@@ -298,8 +298,8 @@ def test_old_database_migrated_rows_still_delivered(backend, tmp_path, pki):
     p = run_as4gw('migrate', '-c', gw.config)
     assert p.returncode == 0, p.stderr
     # the chunk migration (PostgreSQL: and its storage settings, 009 and 010,
-    # and its deferrable foreign key, 011)
-    n = 4 if backend == 'postgresql' else 1
+    # its deferrable foreign key, 011, and the trigger replacing it, 012)
+    n = 5 if backend == 'postgresql' else 1
     assert p.stdout == f'migrations applied: {n}\n', p.stdout
     assert gw.store.query('SELECT count(*) FROM payload_chunk')[0][0] == 0
     assert gw.store.query('SELECT size FROM payload WHERE message_id = ?', old_mid) == \

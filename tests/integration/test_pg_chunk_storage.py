@@ -1,5 +1,6 @@
 """The storage of payload_chunk on PostgreSQL (issue 14; migrations
-sql/postgresql/009_payload_chunk_storage.sql, 010_payload_chunk_plain.sql): chunks
+sql/postgresql/009_payload_chunk_storage.sql, 010_payload_chunk_plain.sql,
+012_payload_chunk_cascade.sql): chunks
 of 8000 bytes (store_pg_int.h STORE_PG_CHUNK_BYTES), content STORAGE PLAIN and
 toast_tuple_target 8160, so that a chunk row is one tuple on one 8 KiB page, never
 compressed and never TOASTed (1 MiB chunks TOASTed into some 525 rows each made the
@@ -13,7 +14,11 @@ server the bottleneck).  Against the real binary over HTTP:
 - a database of an older version (migrations up to 008) holding a payload in 1 MiB
   chunks the server compressed and TOASTed: `as4gw migrate` applies 009 and 010,
   rewrites no chunk, and the old payload (1 MiB chunks) and a new one (8000 bytes)
-  both come back byte-identical (export, deliver --to-dir).
+  both come back byte-identical (export, deliver --to-dir);
+- 012: payload_chunk has no foreign key (checking it per 8000-byte row was a third
+  of the server's CPU for a large accept); a trigger on payload deletes a row's
+  chunks with it (by hand and through the purge's inbox -> payload cascade), and
+  another refuses a change of a payload row's key.
 SQLite has no such setting (no sqlite/ counterpart): these run on PostgreSQL only.
 """
 import hashlib
@@ -102,6 +107,28 @@ def chunk_compression(gw, mid):
                           ' FROM payload_chunk WHERE message_id = ? ORDER BY chunk_no', mid)
 
 
+def no_chunk_key(gw):
+    """012: payload_chunk has no foreign key; payload has the trigger that
+    deletes a row's chunks with it and the one that keeps its key fixed."""
+    keys = gw.store.query("SELECT count(*) FROM pg_constraint"
+                          " WHERE conrelid = 'payload_chunk'::regclass AND contype = 'f'")
+    trig = gw.store.query("SELECT tgname FROM pg_trigger WHERE tgrelid = 'payload'::regclass"
+                          " AND NOT tgisinternal ORDER BY tgname")
+    return keys == [(0,)] and trig == [('payload_chunk_cascade',), ('payload_key_fixed',)]
+
+
+def pg_exec(gw, sql, *args):
+    """One statement committed on gw's database."""
+    import psycopg2
+    con = psycopg2.connect(gw.dsn)
+    try:
+        with con.cursor() as cur:
+            cur.execute(sql.replace('?', '%s'), args)
+        con.commit()
+    finally:
+        con.close()
+
+
 def export(gw, mid):
     p = subprocess.run([BIN, 'inbox', 'export', '-c', gw.config, mid],
                        capture_output=True, timeout=120)
@@ -127,6 +154,35 @@ def test_fresh_store_chunks_stored_uncompressed(pg_dsn, tmp_path, pki):
         assert one_page_each(gw) == (n, n, n, 0)
         assert sha(export(gw, mid)) == sha(LARGE[2])
         assert delivered(deliver(gw, tmp_path, 1), mid) == sha(LARGE[2])
+        assert no_chunk_key(gw)
+    finally:
+        assert gw.stop() == 0, gw.logtext()[-2000:]
+
+
+def test_chunks_go_with_their_payload_row(pg_dsn, tmp_path, pki):
+    """012: the trigger that replaced the chunks' foreign key.  Deleting one
+    payload row (by hand) deletes its chunks and no other message's; the purge
+    (inbox -> payload -> payload_chunk) leaves no chunk; a payload row's key
+    cannot be changed (it would strand its chunks)."""
+    gw = Gateway(tmp_path, pki, pg_dsn, limits=LIMITS).start()
+    try:
+        mids = [new_id(), new_id()]
+        for mid in mids:
+            ans = post(gw, mid, [LARGE])
+            assert ans.status == 200 and ans.is_receipt and ans.ref_to == mid, ans
+        n = (len(LARGE[2]) + CHUNK - 1) // CHUNK
+        assert gw.store.query('SELECT count(*) FROM payload_chunk')[0][0] == 2 * n
+        with pytest.raises(Exception, match='never changed'):
+            pg_exec(gw, 'UPDATE payload SET part_no = part_no + 1 WHERE message_id = ?',
+                    mids[0])
+        # an update leaving the key alone is fine
+        pg_exec(gw, 'UPDATE payload SET mime_type = mime_type WHERE message_id = ?', mids[0])
+        pg_exec(gw, 'DELETE FROM payload WHERE message_id = ?', mids[0])
+        assert gw.store.query('SELECT message_id, count(*) FROM payload_chunk'
+                              ' GROUP BY message_id') == [(mids[1], n)]
+        assert sha(export(gw, mids[1])) == sha(LARGE[2])
+        pg_exec(gw, 'DELETE FROM inbox WHERE message_id = ?', mids[1])
+        assert gw.store.query('SELECT count(*) FROM payload_chunk')[0][0] == 0
     finally:
         assert gw.stop() == 0, gw.logtext()[-2000:]
 
@@ -175,14 +231,12 @@ def test_008_database_takes_the_storage_migrations(pg_dsn, tmp_path, pki):
     assert len(old) == 11 and all(m is not None for _, m in old[:-1]), old
     p = run_as4gw('migrate', '-c', gw.config)
     assert p.returncode == 0, p.stderr
-    assert p.stdout == 'migrations applied: 3\n', p.stdout    # 009, 010, 011
+    assert p.stdout == 'migrations applied: 4\n', p.stdout    # 009, 010, 011, 012
     assert storage(gw) == 'p'
     assert reloptions(gw) == ['toast_tuple_target=8160']
-    # 011: the chunks' foreign key deferrable, still checked per row unless a
-    # transaction defers it (store_pg_early.c)
-    assert gw.store.query("SELECT condeferrable, condeferred FROM pg_constraint"
-                          " WHERE conrelid = 'payload_chunk'::regclass"
-                          " AND contype = 'f'") == [(True, False)]
+    # 011 made the chunks' foreign key deferrable, 012 drops it for a
+    # cascading trigger on payload (the old chunks go with their row too)
+    assert no_chunk_key(gw)
     assert chunk_compression(gw, old_mid) == old       # no chunk rewritten
     assert gw.store.query("SELECT count(*) FROM schema_migrations WHERE name IN"
                           " ('postgresql/009_payload_chunk_storage.sql',"
