@@ -123,6 +123,27 @@ class Store:
         finally:
             con.close()
 
+    def execute(self, sql, *args):
+        """One statement committed (a write behind the gateway's back, such
+        as a purge or an operator's); SQLite with its foreign keys on."""
+        if self.backend == 'sqlite':
+            con = sqlite3.connect(self.dsn[len('sqlite:'):], timeout=30)
+            try:
+                con.execute('PRAGMA foreign_keys = ON')
+                con.execute(sql, args)
+                con.commit()
+            finally:
+                con.close()
+            return
+        import psycopg2
+        con = psycopg2.connect(self.dsn)
+        try:
+            with con.cursor() as cur:
+                cur.execute(sql.replace('?', '%s'), args)
+            con.commit()
+        finally:
+            con.close()
+
     def counts(self, message_id):
         """(inbox, payload, delivery) row counts for one MessageId."""
         return tuple(self.query(f'SELECT count(*) FROM {t} WHERE message_id = ?',

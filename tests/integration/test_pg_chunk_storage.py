@@ -117,18 +117,6 @@ def no_chunk_key(gw):
     return keys == [(0,)] and trig == [('payload_chunk_cascade',), ('payload_key_fixed',)]
 
 
-def pg_exec(gw, sql, *args):
-    """One statement committed on gw's database."""
-    import psycopg2
-    con = psycopg2.connect(gw.dsn)
-    try:
-        with con.cursor() as cur:
-            cur.execute(sql.replace('?', '%s'), args)
-        con.commit()
-    finally:
-        con.close()
-
-
 def export(gw, mid):
     p = subprocess.run([BIN, 'inbox', 'export', '-c', gw.config, mid],
                        capture_output=True, timeout=120)
@@ -173,15 +161,15 @@ def test_chunks_go_with_their_payload_row(pg_dsn, tmp_path, pki):
         n = (len(LARGE[2]) + CHUNK - 1) // CHUNK
         assert gw.store.query('SELECT count(*) FROM payload_chunk')[0][0] == 2 * n
         with pytest.raises(Exception, match='never changed'):
-            pg_exec(gw, 'UPDATE payload SET part_no = part_no + 1 WHERE message_id = ?',
+            gw.store.execute('UPDATE payload SET part_no = part_no + 1 WHERE message_id = ?',
                     mids[0])
         # an update leaving the key alone is fine
-        pg_exec(gw, 'UPDATE payload SET mime_type = mime_type WHERE message_id = ?', mids[0])
-        pg_exec(gw, 'DELETE FROM payload WHERE message_id = ?', mids[0])
+        gw.store.execute('UPDATE payload SET mime_type = mime_type WHERE message_id = ?', mids[0])
+        gw.store.execute('DELETE FROM payload WHERE message_id = ?', mids[0])
         assert gw.store.query('SELECT message_id, count(*) FROM payload_chunk'
                               ' GROUP BY message_id') == [(mids[1], n)]
         assert sha(export(gw, mids[1])) == sha(LARGE[2])
-        pg_exec(gw, 'DELETE FROM inbox WHERE message_id = ?', mids[1])
+        gw.store.execute('DELETE FROM inbox WHERE message_id = ?', mids[1])
         assert gw.store.query('SELECT count(*) FROM payload_chunk')[0][0] == 0
     finally:
         assert gw.stop() == 0, gw.logtext()[-2000:]

@@ -5,7 +5,6 @@ verify again, and the store still decides.  Each test checks what a partner
 sees (status, Receipt bytes, ebMS code) and what is stored (rows, the
 duplicate counter)."""
 import datetime
-import sqlite3
 import sys
 import time
 
@@ -95,23 +94,7 @@ def outcomes(gw):
 
 def execute(store, sql, *args):
     """A write behind the gateway's back (what a purge does)."""
-    if store.backend == 'sqlite':
-        con = sqlite3.connect(store.dsn[len('sqlite:'):], timeout=30)
-        try:
-            con.execute('PRAGMA foreign_keys = ON')
-            con.execute(sql, args)
-            con.commit()
-        finally:
-            con.close()
-        return
-    import psycopg2
-    con = psycopg2.connect(store.dsn)
-    try:
-        with con.cursor() as cur:
-            cur.execute(sql.replace('?', '%s'), args)
-        con.commit()
-    finally:
-        con.close()
+    store.execute(sql, *args)
 
 
 @pytest.fixture
