@@ -13,11 +13,14 @@
 --
 -- What the key guarded stays guarded:
 --   * no chunk without its payload row: chunk rows are written only inside
---     the accept transaction that inserts their payload rows (store_pg_chunk.c,
---     store_pg_early.c), so a refusal, a rollback or a crash leaves neither;
---     the integration tests count orphans after every failure path
---     (test_large_payload.py "orphans").  Only a hand-made INSERT could add
---     one, and the purge never sees it: that is the check given up.
+--     the transaction that inserts their payload rows (the accept:
+--     store_pg_chunk.c, store_pg_early.c; `as4gw copy`: store_copy_cut.c,
+--     which also compares the chunk rows with the payloads' lengths before
+--     its COMMIT), so a refusal, a rollback or a crash leaves neither; the
+--     integration tests and bench/crash --big count orphans after every
+--     failure path (test_large_payload.py "orphans").  Only a hand-made
+--     INSERT could add one, and the purge never sees it: that is the check
+--     given up.
 --   * the chunks go with their payload row: the trigger below deletes them
 --     when the row is deleted (the purge: inbox -> payload by its foreign
 --     key, payload -> payload_chunk here), as ON DELETE CASCADE did.
