@@ -393,11 +393,18 @@ def gcm_seal(key, plain):
 
 
 def cbc_seal(key, plain):
-    """IV (16) || AES-CBC, XML Encryption 1.0 5.2 padding (last octet = count)."""
+    """IV (16) || AES-CBC, XML Encryption 1.0 5.2 padding (last octet = count).
+    The padding octets are random but never XML white space: a padding-oracle
+    test that changes the count makes the receiver keep some of them as
+    content, and white space after an XML payload's root element is invisible
+    to the signature (the SwA transform canonicalizes XML attachments), so
+    such a variant would rightly verify (a CI run on 2026-12-03 drew one)."""
     pad = 16 - len(plain) % 16
     iv = os.urandom(16)
+    fill = bytes(b for b in os.urandom(64) if b not in b' \t\r\n')[:pad - 1]
+    assert len(fill) == pad - 1
     enc = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
-    return iv + enc.update(plain + os.urandom(pad - 1) + bytes([pad])) + enc.finalize()
+    return iv + enc.update(plain + fill + bytes([pad])) + enc.finalize()
 
 
 def wrap_key(cert_path, key, scheme='oaep'):
