@@ -302,36 +302,33 @@ payload_hashes_fill(const struct ebms_user_message *um, unsigned char *fields,
     unsigned char v1[CODEC_SHA256_LEN])
 {
 	struct payload_hash ph1 = { NULL, 0 }, ph2;
+	struct payload_hash *p1 = v1 != NULL ? &ph1 : NULL;  /* version 1 */
 	size_t i;
 	int bad = 0;
 
 	if (payload_fields(um, fields, n, 1) == -1)
 		return -1;
-	if (v1 != NULL) {
-		payload_field_start(&ph1);
-		if (ph1.h == NULL)
+	if (p1 != NULL) {
+		payload_field_start(p1);
+		if (p1->h == NULL)
 			return -1;
-		payload_v1_head(&ph1, um);
+		payload_v1_head(p1, um);
 	}
 	for (i = 0; i < um->n_parts; i++) {
-		if (v1 != NULL)
-			payload_v1_part(&ph1, &um->parts[i]);
+		if (p1 != NULL)
+			payload_v1_part(p1, &um->parts[i]);
 		payload_field_start(&ph2);
 		if (ph2.h == NULL) {
 			bad = 1;
 			break;
 		}
-		if (v1 != NULL)
-			payload_hash_data(&ph1, &ph2, um->parts[i].data,
-			    um->parts[i].len);
-		else
-			payload_hash_data(&ph2, NULL, um->parts[i].data,
-			    um->parts[i].len);
+		payload_hash_data(&ph2, p1, um->parts[i].data,
+		    um->parts[i].len);
 		payload_field_end(&ph2, fields + (PAYLOAD_FIELDS_FIXED +
 		    2 * i + 1) * CODEC_SHA256_LEN, &bad);
 	}
-	if (v1 != NULL)
-		payload_field_end(&ph1, v1, &bad);
+	if (p1 != NULL)
+		payload_field_end(p1, v1, &bad);
 	if (bad || payload_v2_outer(um, fields, n, v2) == -1)
 		return -1;
 	return 0;
