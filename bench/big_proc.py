@@ -7,9 +7,7 @@ import time
 import urllib.parse
 import uuid
 
-from bench import BenchError, run
-
-KIB, MIB = 1 << 10, 1 << 20
+from bench import KIB, MIB, BenchError, run
 
 
 def pg_settings():

@@ -2,7 +2,9 @@
 (its figures per case, the medians of --repeat, what each column means)."""
 import statistics
 
-KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
+from bench import MIB
+
+GIB = 1 << 30
 KIND_NAME = {"unsigned": "unsigned", "signed": "signed",
              "sec": "signed+encrypted+compressed"}
 TARGET_HWM = 64 * MIB        # every 1 GiB case
